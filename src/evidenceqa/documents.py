@@ -1,0 +1,137 @@
+"""The document model every loader produces and every later stage reads.
+
+Document → Sections (nested) → Paragraphs. Chunks are cut from documents by `chunking`.
+The model is plain dataclasses with a lossless dict round-trip, so the catalogue can store a
+document once and re-chunk it later without the source file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+HierarchyLevel = Literal["document", "section", "paragraph"]
+
+_WS = re.compile(r"\s+")
+
+
+def normalize_space(text: str) -> str:
+    """Collapse every run of white space to one space and strip the ends."""
+    return _WS.sub(" ", text).strip()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Paragraph:
+    text: str
+    page: int | None = None  # 1-based page in the source PDF, for citations
+    kind: str = "text"  # text | caption | list
+
+
+@dataclass
+class Section:
+    heading: str | None
+    paragraphs: list[Paragraph] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+    kind: str = "body"  # body | abstract | summary | box
+
+    def walk(self, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Section]]:
+        """Yield (heading path, section) for this section and all below it, in reading order."""
+        here = path + (self.heading,) if self.heading else path
+        yield here, self
+        for sub in self.sections:
+            yield from sub.walk(here)
+
+    def word_count(self) -> int:
+        own = sum(len(p.text.split()) for p in self.paragraphs)
+        return own + sum(s.word_count() for s in self.sections)
+
+
+@dataclass
+class Document:
+    doc_id: str
+    title: str | None = None
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    date: str | None = None
+    doi: str | None = None
+    url: str | None = None
+    license: str | None = None
+    topics: list[str] = field(default_factory=list)
+    doc_type: str = "document"
+    collection: str = "default"
+    sections: list[Section] = field(default_factory=list)
+    source: str | None = None  # path or URL the document was loaded from
+
+    def walk(self) -> Iterator[tuple[tuple[str, ...], Section]]:
+        for section in self.sections:
+            yield from section.walk()
+
+    def paragraphs(self) -> Iterator[Paragraph]:
+        for _, section in self.walk():
+            yield from section.paragraphs
+
+    def word_count(self) -> int:
+        return sum(s.word_count() for s in self.sections)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Document:
+        data = dict(data)
+        data["sections"] = [_section_from_dict(s) for s in data.get("sections") or []]
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def content_hash(self) -> str:
+        """Hash of everything that reaches a chunk; `source` is left out so a moved file is unchanged."""
+        payload = self.to_dict()
+        payload.pop("source", None)
+        return sha256_text(json.dumps(payload, sort_keys=True, ensure_ascii=False))
+
+
+def _section_from_dict(data: dict[str, Any]) -> Section:
+    paragraphs = [
+        Paragraph(text=p) if isinstance(p, str) else Paragraph(**p) for p in data.get("paragraphs") or []
+    ]
+    return Section(
+        heading=data.get("heading"),
+        paragraphs=paragraphs,
+        sections=[_section_from_dict(s) for s in data.get("sections") or []],
+        kind=data.get("kind") or "body",
+    )
+
+
+@dataclass
+class Chunk:
+    """One retrievable unit. `text` is what gets embedded; `body` is what a reader is shown."""
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    body: str
+    hierarchy_level: HierarchyLevel
+    section_path: list[str]
+    position: int
+    title: str | None = None
+    year: int | None = None
+    collection: str = "default"
+    doc_type: str = "document"
+    topics: list[str] = field(default_factory=list)
+    page: int | None = None
+    content_hash: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Chunk:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})

@@ -1,0 +1,134 @@
+"""Turn files into Documents. `load(path)` sniffs the content, picks the loader and never raises.
+
+Each format has its own module exposing `load(path: Path) -> Iterator[Document | LoadError]`.
+A loader raises `LoadError` for a whole-file problem; a multi-record format (JSONL) yields a
+`LoadError` for a bad record and goes on with the rest.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from evidenceqa.documents import Document
+from evidenceqa.loaders.errors import LoadError
+
+__all__ = ["LoadError", "SUPPORTED_SUFFIXES", "detect_format", "load", "iter_files"]
+
+# What each extension promises; content sniffing decides, and a mismatch is an error.
+_SUFFIX_FORMATS: dict[str, set[str]] = {
+    ".jsonl": {"jsonl"},
+    ".json": {"jsonl"},
+    ".xml": {"jats", "medquad", "bmc", "html"},
+    ".nxml": {"jats"},
+    ".pdf": {"pdf"},
+    ".html": {"html"},
+    ".htm": {"html"},
+    ".xhtml": {"html"},
+    ".md": {"markdown"},
+    ".markdown": {"markdown"},
+    ".txt": {"text", "markdown"},
+}
+SUPPORTED_SUFFIXES = frozenset(_SUFFIX_FORMATS) | {s + ".gz" for s in (".jsonl", ".json")}
+
+_MODULES = {
+    "jsonl": "jsonl",
+    "jats": "jats",
+    "bmc": "bmc",
+    "medquad": "medquad",
+    "pdf": "pdf",
+    "html": "html",
+    "markdown": "text",
+    "text": "text",
+}
+_ROOT_TAG = re.compile(rb"<(?!\?|!)([A-Za-z][\w:.-]*)")
+_SNIFF_BYTES = 4096
+
+
+def _sniff(head: bytes) -> str | None:
+    """Guess the format from the first bytes; None when nothing matches (not a document we know)."""
+    if head.startswith(b"%PDF") or b"%PDF-" in head[:1024]:
+        return "pdf"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"{"):
+        return "jsonl"
+    lowered = text.lower()
+    if lowered.startswith(b"<!doctype html") or b"<html" in lowered[:2048]:
+        return "html"
+    if text.startswith(b"<"):
+        match = _ROOT_TAG.search(re.sub(rb"<!--.*?-->|<!DOCTYPE[^>]*>", b"", text, flags=re.S))
+        root = match.group(1).decode("ascii", "replace").lower() if match else ""
+        return {"article": "jats", "document": "medquad", "art": "bmc"}.get(root.split(":")[-1])
+    if b"\x00" in head:
+        return None
+    return "text"
+
+
+def detect_format(path: Path) -> str:
+    """The loader name for `path`, or LoadError saying why the file is not a document we can read."""
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    gzipped = bool(suffixes) and suffixes[-1] == ".gz"
+    suffix = suffixes[-2] if gzipped and len(suffixes) == 2 else (suffixes[-1] if suffixes else "")
+    try:
+        with path.open("rb") as raw:
+            head = raw.read(_SNIFF_BYTES)
+        if head.startswith(b"\x1f\x8b"):
+            gzipped = True
+            with gzip.open(path, "rb") as inner:
+                head = inner.read(_SNIFF_BYTES)
+    except FileNotFoundError:
+        raise LoadError(path, "file not found") from None
+    except IsADirectoryError:
+        raise LoadError(path, "is a directory") from None
+    except (OSError, EOFError) as exc:
+        raise LoadError(path, f"cannot be read ({exc})") from None
+    if not head.strip():
+        raise LoadError(path, "empty file")
+    fmt = _sniff(head)
+    if fmt == "text" and suffix in {".md", ".markdown"}:
+        fmt = "markdown"
+    if fmt is None:
+        raise LoadError(path, "not a document (binary content of an unknown type)")
+    if gzipped and fmt != "jsonl":
+        raise LoadError(path, f"compressed {fmt} is not supported; only .jsonl.gz is")
+    expected = _SUFFIX_FORMATS.get(suffix)
+    if expected is not None and fmt not in expected:
+        raise LoadError(path, f"wrong extension: '{suffix}' but the content is {fmt.upper()}")
+    if expected is None and fmt == "text":
+        raise LoadError(path, f"unsupported file type '{suffix or path.name}'")
+    return fmt
+
+
+def load(path: Path | str) -> Iterator[Document | LoadError]:
+    """Every document in `path`, with problems as LoadError values instead of exceptions."""
+    path = Path(path)
+    try:
+        fmt = detect_format(path)
+        module = importlib.import_module(f"evidenceqa.loaders.{_MODULES[fmt]}")
+        for item in module.load(path):
+            if isinstance(item, Document) and item.source is None:
+                item.source = str(path)
+            yield item
+    except LoadError as exc:
+        yield exc
+    except Exception as exc:  # a parser bug must cost one file, never the batch
+        yield LoadError(path, f"could not be parsed ({type(exc).__name__}: {exc})")
+
+
+def iter_files(paths: list[Path]) -> Iterator[Path]:
+    """Expand directories into the supported files below them, in a stable order."""
+    for path in paths:
+        if path.is_dir():
+            for child in sorted(p for p in path.rglob("*") if p.is_file()):
+                if _is_supported(child):
+                    yield child
+        else:
+            yield path
+
+
+def _is_supported(path: Path) -> bool:
+    name = path.name.lower()
+    return any(name.endswith(suffix) for suffix in SUPPORTED_SUFFIXES)

@@ -1,0 +1,36 @@
+"""Shared fixtures. The shared data folder is read in place; without it tests skip, except under CI."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("EVIDENCEQA_SHARED_DATA", REPO.parent / "shared" / "data"))
+SAMPLE = REPO / "data" / "sample"
+
+
+def _require(path: Path) -> Path:
+    if not path.exists():
+        message = f"shared data not found at {path} (set EVIDENCEQA_SHARED_DATA)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; CI must have it")
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    return _require(SHARED_DATA)
+
+
+@pytest.fixture(scope="session")
+def formats_dir(shared_data: Path) -> Path:
+    return _require(shared_data / "formats")
+
+
+@pytest.fixture(scope="session")
+def library_dir(shared_data: Path) -> Path:
+    return _require(shared_data / "library")
