@@ -44,7 +44,7 @@ class Section:
 
     def walk(self, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Section]]:
         """Yield (heading path, section) for this section and all below it, in reading order."""
-        here = path + (self.heading,) if self.heading else path
+        here = (*path, self.heading) if self.heading else path
         yield here, self
         for sub in self.sections:
             yield from sub.walk(here)
@@ -100,7 +100,10 @@ class Document:
 
 def _section_from_dict(data: dict[str, Any]) -> Section:
     paragraphs = [
-        Paragraph(text=p) if isinstance(p, str) else Paragraph(**p) for p in data.get("paragraphs") or []
+        Paragraph(text=p)
+        if isinstance(p, str)
+        else Paragraph(text=p["text"], page=p.get("page"), kind=p.get("kind") or "text")
+        for p in data.get("paragraphs") or []
     ]
     return Section(
         heading=data.get("heading"),

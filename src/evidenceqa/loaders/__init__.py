@@ -16,7 +16,7 @@ from pathlib import Path
 from evidenceqa.documents import Document
 from evidenceqa.loaders.errors import LoadError
 
-__all__ = ["LoadError", "SUPPORTED_SUFFIXES", "detect_format", "load", "iter_files"]
+__all__ = ["SUPPORTED_SUFFIXES", "LoadError", "detect_format", "iter_files", "load"]
 
 # What each extension promises; content sniffing decides, and a mismatch is an error.
 _SUFFIX_FORMATS: dict[str, set[str]] = {

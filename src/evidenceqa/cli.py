@@ -1,0 +1,237 @@
+"""The `evidenceqa` command: a thin shell over the pipeline's functions."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from evidenceqa.catalogue import Catalogue
+from evidenceqa.chunking import STRATEGIES, ChunkingConfig, ChunkStats, chunk_stats
+from evidenceqa.config import Settings, load_settings
+from evidenceqa.documents import Document
+from evidenceqa.ingest import FileReport, Ingestor
+from evidenceqa.loaders import LoadError, iter_files, load
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a model hub at run time
+
+DISCLAIMER = "evidenceqa is a research and familiarisation tool. It is not for real-time clinical decisions."
+
+app = typer.Typer(
+    help=f"Evidence-based answers from your own medical library, with citations. {DISCLAIMER}",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+# Tables are wider than the 80 columns rich assumes when output goes to a file or a pipe.
+out = Console(width=None if sys.stdout.isatty() else 140)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    home: Annotated[
+        Path | None, typer.Option(help="Data home (default ./.evidenceqa or $EVIDENCEQA_HOME).")
+    ] = None,
+) -> None:
+    try:
+        ctx.obj = load_settings(home=home)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        _fail(f"invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}")
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    return ctx.obj
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _chunking(settings: Settings, strategy: str | None = None) -> ChunkingConfig:
+    name = strategy or settings.chunk_strategy
+    if name not in STRATEGIES:
+        _fail(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
+    return ChunkingConfig(
+        strategy=name,
+        max_words=settings.chunk_max_words,
+        fixed_words=settings.fixed_chunk_words,
+        overview_max_words=settings.overview_max_words,
+    )
+
+
+@app.command()
+def ingest(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Files or folders (JSONL, JATS XML, PDF, HTML, MedQuAD XML, Markdown)."),
+    ],
+    strategy: Annotated[str | None, typer.Option(help="Chunking strategy (default from settings).")] = None,
+) -> None:
+    """Add documents to the library; unchanged files are skipped, changed ones replaced."""
+    settings = _settings(ctx)
+    files = list(iter_files(paths))
+    with Catalogue(settings.catalogue_path) as catalogue:
+        ingestor = Ingestor(catalogue, _chunking(settings, strategy))
+        reports = _run_ingest(ingestor, files)
+        version = catalogue.index_version
+    for report in reports:
+        for line in [*map(str, report.errors), *report.warnings]:
+            err.print(f"[yellow]skipped:[/yellow] {line}", highlight=False, soft_wrap=True)
+    _print_ingest_summary(reports, version)
+    ingested = any(r.status != "failed" for r in reports)
+    if not ingested:
+        raise typer.Exit(1)
+
+
+def _run_ingest(ingestor: Ingestor, files: list[Path]) -> list[FileReport]:
+    sizes = {path: path.stat().st_size if path.is_file() else 0 for path in files}
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[docs]} docs"),
+        TimeElapsedColumn(),
+    )
+    reports = []
+    with Progress(*columns, console=err, transient=False) as progress:
+        task = progress.add_task("ingest", total=sum(sizes.values()) or 1, docs=0)
+        counter = {"docs": 0}
+
+        def tick() -> None:
+            counter["docs"] += 1
+            progress.update(task, docs=counter["docs"])
+
+        for path in files:
+            progress.update(task, description=f"ingest {path.name[:40]}")
+            reports.append(ingestor.ingest_file(path, on_document=tick))
+            progress.advance(task, sizes[path])
+        progress.update(task, description="ingest done")
+    return reports
+
+
+def _print_ingest_summary(reports: list[FileReport], version: int) -> None:
+    total = {
+        key: sum(getattr(r, key) for r in reports)
+        for key in ("added", "updated", "unchanged", "removed", "chunks")
+    }
+    statuses = [r.status for r in reports]
+    out.print(
+        f"files: {statuses.count('ingested')} read, {statuses.count('unchanged')} unchanged, "
+        f"{statuses.count('failed')} failed · documents: {total['added']} added, {total['updated']} updated, "
+        f"{total['unchanged']} unchanged, {total['removed']} removed · {total['chunks']} chunks written · "
+        f"index version {version}",
+        highlight=False,
+    )
+
+
+@app.command()
+def remove(
+    ctx: typer.Context, doc_ids: Annotated[list[str], typer.Argument(help="Document ids to remove.")]
+) -> None:
+    """Remove documents (and their chunks) from the library."""
+    with Catalogue(_settings(ctx).catalogue_path) as catalogue:
+        ingestor = Ingestor(catalogue, _chunking(_settings(ctx)))
+        missing = [doc_id for doc_id in doc_ids if not ingestor.remove(doc_id)]
+    for doc_id in missing:
+        err.print(f"[yellow]not in the library:[/yellow] {doc_id}", highlight=False)
+    out.print(f"removed {len(doc_ids) - len(missing)} document(s)")
+    if len(missing) == len(doc_ids):
+        raise typer.Exit(1)
+
+
+@app.command()
+def library(
+    ctx: typer.Context,
+    documents: Annotated[
+        bool, typer.Option("--documents", help="List documents, not just collections.")
+    ] = False,
+    collection: Annotated[str | None, typer.Option(help="Only this collection.")] = None,
+    limit: Annotated[int, typer.Option(help="How many documents to list.")] = 50,
+) -> None:
+    """What is in the library: collections, documents, chunks, years."""
+    with Catalogue(_settings(ctx).catalogue_path) as catalogue:
+        table = Table(
+            "Collection",
+            "Documents",
+            "Chunks",
+            "Years",
+            title=f"Library · index version {catalogue.index_version}",
+        )
+        rows = [row for row in catalogue.summary() if collection in (None, row[0])]
+        for name, docs, chunks, first, last in rows:
+            table.add_row(name, f"{docs:,}", f"{chunks:,}", f"{first}–{last}" if first else "–")
+        table.add_row(
+            "total", f"{sum(r[1] for r in rows):,}", f"{sum(r[2] for r in rows):,}", "", style="bold"
+        )
+        out.print(table)
+        if documents:
+            listing = Table("doc_id", "Year", "Chunks", "Title")
+            for i, record in enumerate(catalogue.documents(collection)):
+                if i >= limit:
+                    break
+                listing.add_row(
+                    record.doc_id, str(record.year or ""), str(record.chunks), (record.title or "")[:80]
+                )
+            out.print(listing)
+
+
+@app.command("chunk-stats")
+def chunk_stats_command(
+    ctx: typer.Context,
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Files or folders; default: the ingested library.")
+    ] = None,
+    strategy: Annotated[str, typer.Option(help="One strategy, or 'all'.")] = "all",
+    collection: Annotated[str | None, typer.Option(help="Only this collection (ingested library).")] = None,
+) -> None:
+    """The chunking table: chunks, sizes and context loss for each strategy."""
+    settings = _settings(ctx)
+    names = list(STRATEGIES) if strategy == "all" else [strategy]
+    configs = [_chunking(settings, name) for name in names]
+    docs = _load_for_stats(settings, files, collection)
+    if not docs:
+        _fail("no documents to measure: ingest some, or name files")
+    rows = [chunk_stats(docs, config) for config in configs]
+    out.print(_stats_table(rows, settings.chunk_max_words))
+
+
+def _load_for_stats(settings: Settings, files: list[Path] | None, collection: str | None) -> list[Document]:
+    if not files:
+        with Catalogue(settings.catalogue_path) as catalogue:
+            return list(catalogue.iter_documents(collection))
+    docs = []
+    for path in iter_files(files):
+        for item in load(path):
+            if isinstance(item, LoadError):
+                err.print(f"[yellow]skipped:[/yellow] {item}", highlight=False, soft_wrap=True)
+            elif collection in (None, item.collection):
+                docs.append(item)
+    return docs
+
+
+def _stats_table(rows: list[ChunkStats], limit: int) -> Table:
+    table = Table(
+        "Strategy", "Docs", "Chunks", "Avg words", "Max words", f"Over {limit} words", "Ends mid-sentence",
+        "Context loss", title="Chunking strategies (context loss = chunks ending mid-sentence or mid-paragraph)",
+    )  # fmt: skip
+    for row in rows:
+        table.add_row(
+            row.strategy, f"{row.documents:,}", f"{row.chunks:,}", f"{row.avg_words:.0f}", f"{row.max_words:,}",
+            f"{row.over_limit:.1%}", f"{row.loss.mid_sentence:.1%}", f"{row.loss.context_loss:.1%}",
+        )  # fmt: skip
+    return table
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,51 @@
+"""Sentence boundaries in medical prose.
+
+A rule-based splitter: a boundary is sentence-final punctuation, then space, then something that can
+start a sentence. Abbreviations common in clinical writing ("e.g.", "et al.", "Fig.", "vs.", "approx.")
+and decimals ("0.5 mg") are not boundaries.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ABBREVIATIONS = frozenset(
+    """al e.g eg i.e ie etc fig figs vs approx ca cf dr drs prof mr mrs ms no nos vol pp ref refs
+    eq eqs resp st jr sr inc ltd co dept univ est min max mo yr yrs wk wks hr hrs mg ml kg
+    sp spp var subsp gen jan feb mar apr jun jul aug sep sept oct nov dec suppl ed eds""".split()
+)
+_CANDIDATE = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, each stripped; joining them with spaces restores the words."""
+    sentences: list[str] = []
+    start = 0
+    for match in _CANDIDATE.finditer(text):
+        if _is_abbreviation(text, match.start()):
+            continue
+        piece = text[start : match.end()].strip()
+        if piece:
+            sentences.append(piece)
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+def ends_sentence(text: str) -> bool:
+    """Whether `text` stops at the end of a sentence (not in the middle of one)."""
+    return bool(_TERMINAL.search(text.rstrip()))
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    if text[dot] != ".":
+        return False
+    word = re.search(r"([A-Za-z][A-Za-z.]*)$", text[:dot])
+    if not word:
+        return False
+    token = word.group(1).lower()
+    # A single capital ("J. Smith") is an initial, not a sentence end.
+    return token in _ABBREVIATIONS or (len(token) == 1 and text[dot - 1].isupper())
