@@ -231,7 +231,3 @@ def _stats_table(rows: list[ChunkStats], limit: int) -> Table:
             f"{row.over_limit:.1%}", f"{row.loss.mid_sentence:.1%}", f"{row.loss.context_loss:.1%}",
         )  # fmt: skip
     return table
-
-
-if __name__ == "__main__":
-    app()

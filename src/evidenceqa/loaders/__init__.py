@@ -48,6 +48,15 @@ _ROOT_TAG = re.compile(rb"<(?!\?|!)([A-Za-z][\w:.-]*)")
 _SNIFF_BYTES = 4096
 
 
+_XML_ROOTS = {"article": "jats", "document": "medquad", "art": "bmc"}
+
+
+def _xml_root(text: bytes) -> str:
+    """The root element's local name, skipping the prolog, comments and DOCTYPE."""
+    match = _ROOT_TAG.search(re.sub(rb"<!--.*?-->|<!DOCTYPE[^>]*>", b"", text, flags=re.S))
+    return match.group(1).decode("ascii", "replace").split(":")[-1] if match else ""
+
+
 def _sniff(head: bytes) -> str | None:
     """Guess the format from the first bytes; None when nothing matches (not a document we know)."""
     if head.startswith(b"%PDF") or b"%PDF-" in head[:1024]:
@@ -59,9 +68,7 @@ def _sniff(head: bytes) -> str | None:
     if lowered.startswith(b"<!doctype html") or b"<html" in lowered[:2048]:
         return "html"
     if text.startswith(b"<"):
-        match = _ROOT_TAG.search(re.sub(rb"<!--.*?-->|<!DOCTYPE[^>]*>", b"", text, flags=re.S))
-        root = match.group(1).decode("ascii", "replace").lower() if match else ""
-        return {"article": "jats", "document": "medquad", "art": "bmc"}.get(root.split(":")[-1])
+        return _XML_ROOTS.get(_xml_root(text).lower())
     if b"\x00" in head:
         return None
     return "text"
@@ -90,6 +97,10 @@ def detect_format(path: Path) -> str:
     fmt = _sniff(head)
     if fmt == "text" and suffix in {".md", ".markdown"}:
         fmt = "markdown"
+    if fmt is None and head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+        raise LoadError(
+            path, f"XML of an unknown kind (root <{_xml_root(head)}>; expected JATS, MedQuAD or BMC)"
+        )
     if fmt is None:
         raise LoadError(path, "not a document (binary content of an unknown type)")
     if gzipped and fmt != "jsonl":

@@ -1,0 +1,3 @@
+from evidenceqa.cli import app
+
+app(prog_name="evidenceqa")

@@ -1,0 +1,111 @@
+"""The CLI as a user runs it: a real process, real files, exit codes and messages."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLE
+
+
+def run(home: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "evidenceqa", "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def first_ingest(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    home = tmp_path_factory.mktemp("home")
+    return home, run(home, "ingest", str(SAMPLE / "library"))
+
+
+@pytest.fixture(scope="module")
+def sample_home(first_ingest) -> Path:
+    return first_ingest[0]
+
+
+def test_ingest_sample_then_again_does_no_work(first_ingest, sample_home):
+    result = first_ingest[1]
+    assert result.returncode == 0, result.stderr
+    assert "3 read, 0 unchanged, 0 failed" in result.stdout and "362 added" in result.stdout
+    again = run(sample_home, "ingest", str(SAMPLE / "library"))
+    assert again.returncode == 0
+    assert "0 read, 3 unchanged, 0 failed" in again.stdout
+    assert "0 added, 0 updated" in again.stdout
+
+
+def test_library_lists_collections_and_documents(sample_home):
+    result = run(sample_home, "library", "--documents", "--collection", "covidqa", "--limit", "3")
+    assert result.returncode == 0
+    assert "covidqa" in result.stdout and "pubmedqa" not in result.stdout
+    assert result.stdout.count("covidqa-") == 3
+
+
+def test_chunk_stats_prints_all_five_strategies(sample_home):
+    result = run(sample_home, "chunk-stats")
+    assert result.returncode == 0, result.stderr
+    for name in ["fixed-size", "section", "hybrid", "hierarchical", "hierarchical-paragraphs"]:
+        assert f"│ {name} " in result.stdout
+    assert "Context loss" in result.stdout
+
+
+def test_chunk_stats_on_files_for_one_strategy(tmp_path):
+    doc = {"doc_id": "a", "title": "T", "sections": [{"heading": "H", "paragraphs": ["One. Two."]}]}
+    (tmp_path / "a.jsonl").write_text(json.dumps(doc) + "\n")
+    result = run(tmp_path / "home", "chunk-stats", "--strategy", "section", str(tmp_path / "a.jsonl"))
+    assert result.returncode == 0
+    assert "│ section " in result.stdout and "hybrid" not in result.stdout
+
+
+def test_bad_files_are_named_with_a_reason_and_the_rest_is_ingested(tmp_path):
+    good = tmp_path / "good.md"
+    good.write_text("# Gloves\n\nDouble gloving reduces perforation.\n")
+    bad = tmp_path / "scan.pdf"
+    bad.write_bytes(b"")
+    home = tmp_path / "home"
+    result = run(home, "ingest", str(good), str(bad))
+    assert result.returncode == 0
+    assert f"{bad}: empty file" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "1 added" in result.stdout
+
+
+def test_exit_code_is_non_zero_only_when_nothing_was_ingested(tmp_path):
+    bad = tmp_path / "x.pdf"
+    bad.write_bytes(b"not a pdf at all")
+    result = run(tmp_path / "home", "ingest", str(bad))
+    assert result.returncode == 1
+    assert "wrong extension: '.pdf' but the content is TEXT" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_remove_document(tmp_path):
+    source = tmp_path / "a.md"
+    source.write_text("# Masks\n\nSurgical masks reduce droplet spread.\n")
+    home = tmp_path / "home"
+    run(home, "ingest", str(source))
+    removed = run(home, "remove", "file:a", "file:nope")
+    assert removed.returncode == 0
+    assert "removed 1 document(s)" in removed.stdout and "not in the library: file:nope" in removed.stderr
+    assert run(home, "remove", "file:a").returncode == 1
+
+
+def test_bad_settings_are_a_clear_error(tmp_path):
+    result = run(tmp_path, "library", env={"EVIDENCEQA_CHUNK_MAX_WORDS": "3"})
+    assert result.returncode == 2
+    assert "invalid setting chunk_max_words" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_strategy_is_a_clear_error(tmp_path):
+    result = run(tmp_path, "chunk-stats", "--strategy", "sentences")
+    assert result.returncode == 2
+    assert "unknown strategy 'sentences'" in result.stderr

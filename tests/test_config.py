@@ -1,0 +1,48 @@
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from evidenceqa.config import Settings, load_settings
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch, tmp_path):
+    for name in [
+        "EVIDENCEQA_HOME",
+        "EVIDENCEQA_CHUNK_STRATEGY",
+        "EVIDENCEQA_CHUNK_MAX_WORDS",
+        "EVIDENCEQA_CONFIG",
+    ]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def test_defaults():
+    settings = Settings()
+    assert settings.home == Path(".evidenceqa")
+    assert settings.chunk_strategy == "hierarchical-paragraphs"
+    assert settings.catalogue_path == Path(".evidenceqa/catalogue.sqlite3")
+
+
+def test_toml_then_environment_then_arguments(monkeypatch, tmp_path):
+    (tmp_path / "evidenceqa.toml").write_text(
+        'home = "/data/eqa"\nchunk_max_words = 150\nchunk_strategy = "section"\n'
+    )
+    assert (Settings().home, Settings().chunk_max_words) == (Path("/data/eqa"), 150)
+    monkeypatch.setenv("EVIDENCEQA_CHUNK_MAX_WORDS", "200")
+    assert Settings().chunk_max_words == 200 and Settings().chunk_strategy == "section"
+    assert load_settings(home=Path("/cli"), chunk_strategy=None).home == Path("/cli")
+
+
+def test_config_file_named_by_environment(monkeypatch, tmp_path):
+    custom = tmp_path / "custom.toml"
+    custom.write_text("fixed_chunk_words = 300\n")
+    monkeypatch.setenv("EVIDENCEQA_CONFIG", str(custom))
+    assert Settings().fixed_chunk_words == 300
+
+
+def test_invalid_values_are_rejected(monkeypatch):
+    monkeypatch.setenv("EVIDENCEQA_CHUNK_STRATEGY", "sentences")
+    with pytest.raises(ValidationError, match="chunk_strategy"):
+        Settings()
