@@ -30,6 +30,7 @@ def _doc() -> Document:
         title="Skin antisepsis in surgery",
         authors=["Doe, Jane", "Roe, Rick"],
         year=2021,
+        journal="Case Reports in Surgery",
         topics=["Surgical Wound Infection"],
         sections=[
             Section("Abstract", [_para(3)], kind="abstract"),
@@ -50,6 +51,7 @@ def test_default_strategy_has_one_overview_chunk_then_content():
     overview = chunks[0].body
     assert "Skin antisepsis in surgery" in overview
     assert "Doe, Jane; Roe, Rick" in overview and "Year: 2021" in overview
+    assert "Journal: Case Reports in Surgery" in overview
     assert SENTENCE in overview  # the abstract
     assert [c.position for c in chunks] == list(range(len(chunks)))
 

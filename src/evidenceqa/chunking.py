@@ -185,6 +185,7 @@ def overview(doc: Document, config: ChunkingConfig) -> _Piece:
     authors = "; ".join(doc.authors[:6]) + (" et al." if len(doc.authors) > 6 else "")
     for label, value in (
         ("Authors", authors),
+        ("Journal", doc.journal),
         ("Year", doc.year),
         ("DOI", doc.doi),
         ("Type", doc.doc_type),

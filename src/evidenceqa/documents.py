@@ -67,6 +67,7 @@ class Document:
     topics: list[str] = field(default_factory=list)
     doc_type: str = "document"
     collection: str = "default"
+    journal: str | None = None  # the venue (journal, guideline series, website) for citations
     sections: list[Section] = field(default_factory=list)
     source: str | None = None  # path or URL the document was loaded from
 

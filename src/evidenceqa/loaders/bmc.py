@@ -57,6 +57,7 @@ def load(path: Path) -> Iterator[Document]:
         license=_license(front.find("cpyrt/note")),
         topics=unique(flatten(k) for k in front.iterfind("kwdg/kwd")),
         doc_type="journal-article",
+        journal=normalize_space(bibl.findtext("source") or "") or None,
         sections=prune(_abstract(front.find("abs")) + _body(root.find("bdy"))),
         source=str(path),
     )

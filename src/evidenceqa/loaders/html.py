@@ -95,6 +95,7 @@ def load(path: Path) -> Iterator[Document]:
         or _link(root, "license"),
         topics=topics,
         doc_type="journal-article" if doi or "citation_title" in meta else "web-page",
+        journal=_first(meta, "citation_journal_title", "og:site_name"),
         sections=sections,
         source=str(path),
     )

@@ -221,6 +221,7 @@ def load(path: Path) -> Iterator[Document]:
         license=_license(meta),
         topics=_topics(meta),
         doc_type=root.get("article-type") or "journal-article",
+        journal=flatten(root.find("{*}front/{*}journal-meta//{*}journal-title")) or None,
         sections=prune(_abstracts(meta) + _body(root)),
         source=str(path),
     )

@@ -16,7 +16,7 @@ from evidenceqa.documents import Document
 from evidenceqa.loaders.errors import LoadError
 
 _LIST_FIELDS = ("authors", "topics", "sections")
-_TEXT_FIELDS = ("title", "date", "doi", "url", "license", "doc_type", "collection")
+_TEXT_FIELDS = ("title", "date", "doi", "url", "license", "doc_type", "collection", "journal")
 
 
 def _open(path: Path) -> IO[bytes]:
