@@ -79,7 +79,18 @@ def test_missing_file_and_directory(tmp_path):
 
 def test_iter_files_expands_folders_to_supported_files_in_order(tmp_path):
     (tmp_path / "b").mkdir()
-    for name in ["b/z.pdf", "b/a.xml", "c.jsonl.gz", "notes.csv", "b/image.png", "d.MD"]:
+    names = [
+        "b/z.pdf",
+        "b/a.xml",
+        "c.jsonl.gz",
+        "notes.csv",
+        "b/image.png",
+        "d.MD",
+        "LICENSE.txt",
+        "b/README.md",
+        ".hidden.md",
+    ]
+    for name in names:
         (tmp_path / name).write_bytes(b"x")
     found = [p.relative_to(tmp_path).as_posix() for p in iter_files([tmp_path])]
     assert found == ["b/a.xml", "b/z.pdf", "c.jsonl.gz", "d.MD"]

@@ -130,7 +130,11 @@ def load(path: Path | str) -> Iterator[Document | LoadError]:
 
 
 def iter_files(paths: list[Path]) -> Iterator[Path]:
-    """Expand directories into the supported files below them, in a stable order."""
+    """Expand directories into the supported files below them, in a stable order.
+
+    Licence, README and similar files inside a folder are passed over; a file named explicitly
+    is always tried.
+    """
     for path in paths:
         if path.is_dir():
             for child in sorted(p for p in path.rglob("*") if p.is_file()):
@@ -140,6 +144,12 @@ def iter_files(paths: list[Path]) -> Iterator[Path]:
             yield path
 
 
+# Files that travel with a collection but are not evidence: never index a licence as an answer.
+_NOT_DOCUMENTS = re.compile(r"^(license|licence|copying|notice|readme|attribution|changelog|sources)\b", re.I)
+
+
 def _is_supported(path: Path) -> bool:
     name = path.name.lower()
+    if _NOT_DOCUMENTS.match(name) or name.startswith("."):
+        return False
     return any(name.endswith(suffix) for suffix in SUPPORTED_SUFFIXES)
