@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 
-.PHONY: run test install lint format clean
+.PHONY: run test install lint format clean docs
 
 run: $(STAMP)
 	$(BIN)/evidenceqa ingest data/sample/library data/sample/files
@@ -34,3 +34,6 @@ format: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .evidenceqa .pytest_cache .ruff_cache
+
+docs: $(STAMP)
+	$(BIN)/python scripts/update_docs.py

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from evidenceqa import markdown, preview
 from evidenceqa.catalogue import Catalogue
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig, ChunkStats, chunk_stats
 from evidenceqa.config import Settings, load_settings
@@ -186,6 +188,35 @@ def library(
             out.print(listing)
 
 
+@app.command("preview")
+def preview_command(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders to try, nothing is stored.")],
+    markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+) -> None:
+    """What ingesting these files would give: per document its id, title, size and chunks, or the error."""
+    base = paths[0] if len(paths) == 1 and paths[0].is_dir() else None
+    rows = preview.preview(paths, _chunking(_settings(ctx)), relative_to=base)
+    _emit(preview.HEADERS, [preview.cells(r) for r in rows], markdown_output, numeric=preview.NUMERIC)
+
+
+def _emit(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    as_markdown: bool,
+    numeric: Sequence[bool] = (),
+    title: str | None = None,
+) -> None:
+    """Print a table for a person (rich) or for a generated document (Markdown)."""
+    if as_markdown:
+        print(markdown.table(headers, rows, numeric), end="")
+        return
+    table = Table(*headers, title=title)
+    for row in rows:
+        table.add_row(*("" if cell is None else str(cell) for cell in row))
+    out.print(table)
+
+
 @app.command("chunk-stats")
 def chunk_stats_command(
     ctx: typer.Context,
@@ -194,6 +225,7 @@ def chunk_stats_command(
     ] = None,
     strategy: Annotated[str, typer.Option(help="One strategy, or 'all'.")] = "all",
     collection: Annotated[str | None, typer.Option(help="Only this collection (ingested library).")] = None,
+    markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
 ) -> None:
     """The chunking table: chunks, sizes and context loss for each strategy."""
     settings = _settings(ctx)
@@ -202,8 +234,11 @@ def chunk_stats_command(
     docs = _load_for_stats(settings, files, collection)
     if not docs:
         _fail("no documents to measure: ingest some, or name files")
-    rows = [chunk_stats(docs, config) for config in configs]
-    out.print(_stats_table(rows, settings.chunk_max_words))
+    rows = [_stats_cells(chunk_stats(docs, config)) for config in configs]
+    headers = ["Strategy", "Docs", "Chunks", "Avg words", "Max words", f"Over {settings.chunk_max_words} words",
+               "Ends mid-sentence", "Context loss"]  # fmt: skip
+    title = "Chunking strategies (context loss = chunks ending mid-sentence or mid-paragraph)"
+    _emit(headers, rows, markdown_output, numeric=[False] + [True] * 7, title=title)
 
 
 def _load_for_stats(settings: Settings, files: list[Path] | None, collection: str | None) -> list[Document]:
@@ -220,14 +255,8 @@ def _load_for_stats(settings: Settings, files: list[Path] | None, collection: st
     return docs
 
 
-def _stats_table(rows: list[ChunkStats], limit: int) -> Table:
-    table = Table(
-        "Strategy", "Docs", "Chunks", "Avg words", "Max words", f"Over {limit} words", "Ends mid-sentence",
-        "Context loss", title="Chunking strategies (context loss = chunks ending mid-sentence or mid-paragraph)",
-    )  # fmt: skip
-    for row in rows:
-        table.add_row(
-            row.strategy, f"{row.documents:,}", f"{row.chunks:,}", f"{row.avg_words:.0f}", f"{row.max_words:,}",
-            f"{row.over_limit:.1%}", f"{row.loss.mid_sentence:.1%}", f"{row.loss.context_loss:.1%}",
-        )  # fmt: skip
-    return table
+def _stats_cells(row: ChunkStats) -> list[str]:
+    return [
+        row.strategy, f"{row.documents:,}", f"{row.chunks:,}", f"{row.avg_words:.0f}", f"{row.max_words:,}",
+        f"{row.over_limit:.1%}", f"{row.loss.mid_sentence:.1%}", f"{row.loss.context_loss:.1%}",
+    ]  # fmt: skip

@@ -1,0 +1,54 @@
+"""Regenerate the generated blocks of the docs, so no figure in them is typed by hand.
+
+A block is written between `<!-- generated: COMMAND -->` and `<!-- end generated -->`; COMMAND is
+an `evidenceqa` sub-command line whose standard output replaces the block's content.
+Run: .venv/bin/python scripts/update_docs.py [--check] [FILES...] (default: every docs/*.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(r"(<!-- generated: (?P<command>.+?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
+
+
+def render(text: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        output = run(match.group("command"))
+        return f"{match.group(1)}{output}{match.group(4)}"
+
+    return BLOCK.sub(replace, text)
+
+
+def run(command: str) -> str:
+    args = [sys.executable, "-m", "evidenceqa", *shlex.split(command)]
+    result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, check=True)
+    return result.stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="fail if a block is out of date")
+    parser.add_argument("files", nargs="*", type=Path)
+    args = parser.parse_args()
+    stale = []
+    for path in args.files or sorted((REPO / "docs").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        new = render(text)
+        if new != text:
+            stale.append(path)
+            if not args.check:
+                path.write_text(new, encoding="utf-8")
+    for path in stale:
+        print(f"{'out of date' if args.check else 'updated'}: {path}")
+    return 1 if args.check and stale else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
