@@ -32,3 +32,13 @@ def test_ends_sentence():
     assert ends_sentence("(See Table 1.)")
     assert not ends_sentence("the rate of surgical site")
     assert not ends_sentence("Results were:")
+
+
+def test_list_items_after_a_full_stop_are_boundaries_but_not_after_the_colon():
+    text = "Symptoms may include the following: - Blood in the stool. - Pain in the rectum. - Constipation"
+    assert split_sentences(text) == [
+        "Symptoms may include the following: - Blood in the stool.",
+        "- Pain in the rectum.",
+        "- Constipation",
+    ]
+    assert split_sentences("Dose was 5 - 10 mg. Then stop.") == ["Dose was 5 - 10 mg.", "Then stop."]

@@ -14,6 +14,7 @@ Every content chunk's `text` carries the document title and section path, so it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from evidenceqa.sentences import ends_sentence, split_sentences
 CHUNKER_VERSION = 1
 # An overview of a document without an abstract shows its first paragraphs, up to this many words.
 _LEAD_WORDS = 300
+_BULLET = re.compile(r"\s(?=[-•]\s)")
 # Words compared at a chunk's end to decide whether it stops where a paragraph stops.
 _TAIL_WORDS = 12
 
@@ -175,8 +177,15 @@ def _fit(paragraph: Paragraph, max_words: int) -> list[Paragraph]:
 
 
 def _split_words(sentence: str, max_words: int) -> list[str]:
-    words = sentence.split()
-    return [" ".join(words[i : i + max_words]) for i in range(0, len(words), max_words)]
+    """A "sentence" longer than `max_words`: cut at list bullets if it has them, else into windows."""
+    parts: list[str] = []
+    for item in _BULLET.split(sentence):
+        words = item.split()
+        if parts and len(parts[-1].split()) + len(words) <= max_words:
+            parts[-1] += " " + item
+        else:
+            parts.extend(" ".join(words[i : i + max_words]) for i in range(0, len(words), max_words))
+    return parts
 
 
 def overview(doc: Document, config: ChunkingConfig) -> _Piece:

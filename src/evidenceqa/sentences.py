@@ -1,7 +1,7 @@
 """Sentence boundaries in medical prose.
 
 A rule-based splitter: a boundary is sentence-final punctuation, then space, then something that can
-start a sentence. Abbreviations common in clinical writing ("e.g.", "et al.", "Fig.", "vs.", "approx.")
+start a sentence or a list item. Abbreviations common in clinical writing ("e.g.", "et al.", "Fig.", "vs.", "approx.")
 and decimals ("0.5 mg") are not boundaries.
 """
 
@@ -11,10 +11,13 @@ import re
 
 _ABBREVIATIONS = frozenset(
     """al e.g eg i.e ie etc fig figs vs approx ca cf dr drs prof mr mrs ms no nos vol pp ref refs
-    eq eqs resp st jr sr inc ltd co dept univ est min max mo yr yrs wk wks hr hrs mg ml kg
+    eq eqs resp st jr sr inc ltd co dept univ
     sp spp var subsp gen jan feb mar apr jun jul aug sep sept oct nov dec suppl ed eds""".split()
 )
-_CANDIDATE = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+# A boundary: sentence-final punctuation before a capital, digit, opening quote/bracket or a list
+# bullet ("- item", as patient pages write runs of short items). A colon introducing a list is not
+# one: the list belongs with its introduction.
+_CANDIDATE = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9]|[-•]\s)")
 _TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
 
 
