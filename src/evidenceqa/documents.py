@@ -99,6 +99,16 @@ class Document:
         return sha256_text(json.dumps(payload, sort_keys=True, ensure_ascii=False))
 
 
+def prune(sections: list[Section]) -> list[Section]:
+    """The sections that have text somewhere below them; a heading over nothing is dropped."""
+    kept = []
+    for section in sections:
+        section.sections = prune(section.sections)
+        if section.paragraphs or section.sections:
+            kept.append(section)
+    return kept
+
+
 def _section_from_dict(data: dict[str, Any]) -> Section:
     paragraphs = [
         Paragraph(text=p)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from evidenceqa.documents import Document, Paragraph, Section, normalize_space
+from evidenceqa.documents import Document, Paragraph, Section, normalize_space, prune
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 from evidenceqa.loaders.jats import (
@@ -21,7 +21,6 @@ from evidenceqa.loaders.jats import (
     local,
     outermost,
     parse_xml,
-    prune,
     require_content,
     short,
     top_sections,

@@ -17,7 +17,7 @@ from pathlib import Path
 import lxml.html
 from lxml import etree
 
-from evidenceqa.documents import Document, Paragraph, Section, normalize_space
+from evidenceqa.documents import Document, Paragraph, Section, normalize_space, prune
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 
@@ -352,7 +352,7 @@ def _sections(events: Iterable[_Heading | Paragraph]) -> list[Section]:
             if skipping is None:
                 _open(stack, event)
     lead = [Section(heading=None, paragraphs=root.paragraphs)] if root.paragraphs else []
-    return _prune(lead + root.sections)
+    return prune(lead + root.sections)
 
 
 def _open(stack: list[tuple[int, Section]], heading: _Heading) -> None:
@@ -363,13 +363,3 @@ def _open(stack: list[tuple[int, Section]], heading: _Heading) -> None:
     section = Section(heading=heading.text, kind=kind)
     parent.sections.append(section)
     stack.append((heading.level, section))
-
-
-def _prune(sections: list[Section]) -> list[Section]:
-    """Sections with no text below them (a heading alone, an empty break) are dropped."""
-    kept = []
-    for section in sections:
-        section.sections = _prune(section.sections)
-        if section.paragraphs or section.sections:
-            kept.append(section)
-    return kept

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from evidenceqa.documents import Document, Paragraph, Section, normalize_space
+from evidenceqa.documents import Document, Paragraph, Section, normalize_space, prune
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 
@@ -163,16 +163,6 @@ def top_sections(container: Element, add: Callable[[Section, Element], None]) ->
             sections.extend(holder.sections)
             loose = None
     return sections
-
-
-def prune(sections: list[Section]) -> list[Section]:
-    """Drop sections left without text (a "Supporting Information" heading over skipped files)."""
-    kept = []
-    for section in sections:
-        section.sections = prune(section.sections)
-        if section.paragraphs or section.sections:
-            kept.append(section)
-    return kept
 
 
 def require_content(path: Path, doc: Document, problem: str | None, fmt: str) -> None:
