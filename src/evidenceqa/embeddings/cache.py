@@ -1,0 +1,109 @@
+"""A persistent embedding cache, so re-ingesting unchanged text does not embed it again."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from evidenceqa.embeddings.base import Embedder, no_texts
+
+# SQLite caps the number of `?` parameters per statement; stay well below every version's limit.
+_LOOKUP_CHUNK = 500
+# Misses are embedded and committed this many at a time, so an interrupted ingest keeps its progress.
+_COMMIT_EVERY = 1024
+# Query vectors may differ from document vectors of the same text (query prefixes), so they are kept apart.
+_QUERY_SUFFIX = "#query"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model_id, content_hash)
+) WITHOUT ROWID
+"""
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    """(model_id, content_hash) → float32 vector, in SQLite; every write is one transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One connection shared by threads (e.g. a web server's workers), serialised by the lock.
+        self._conn = sqlite3.connect(self.path, check_same_thread=False)
+        self._lock = threading.Lock()
+        with self._lock, self._conn:
+            # WAL: readers are not blocked by a writer, and a crash mid-write leaves the old state intact.
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(_SCHEMA)
+
+    def get_many(self, model_id: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(wanted), _LOOKUP_CHUNK):
+                chunk = wanted[start : start + _LOOKUP_CHUNK]
+                rows = self._conn.execute(
+                    "SELECT content_hash, vector FROM embeddings WHERE model_id = ? "
+                    f"AND content_hash IN ({','.join('?' * len(chunk))})",
+                    [model_id, *chunk],
+                )
+                found.update((h, np.frombuffer(blob, dtype=np.float32)) for h, blob in rows)
+        return found
+
+    def put_many(self, model_id: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        """All or nothing: if `items` fails part-way, nothing of this call is stored."""
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO embeddings (model_id, content_hash, vector) VALUES (?, ?, ?)",
+                ((model_id, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items),
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class CachedEmbedder:
+    """An Embedder that only asks the wrapped embedder for texts the cache has not seen."""
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache) -> None:
+        self.embedder = embedder
+        self.cache = cache
+        self.model_id = embedder.model_id
+
+    @property
+    def dim(self) -> int:
+        # Delegated lazily: some embedders (remote APIs) learn their dimension on first use.
+        return self.embedder.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return no_texts(self.dim)
+        return self._cached(self.model_id, texts, self.embedder.embed)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        embed_one = self.embedder.embed_query
+        return self._cached(self.model_id + _QUERY_SUFFIX, [text], lambda t: embed_one(t[0])[None, :])[0]
+
+    def _cached(self, key: str, texts: Sequence[str], embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        hashes = [content_hash(t) for t in texts]
+        vectors = self.cache.get_many(key, hashes)
+        # A dict also drops repeated texts, so each distinct miss is embedded once.
+        misses = list({h: t for h, t in zip(hashes, texts, strict=True) if h not in vectors}.items())
+        for start in range(0, len(misses), _COMMIT_EVERY):
+            chunk = misses[start : start + _COMMIT_EVERY]
+            new = dict(zip((h for h, _ in chunk), embed([t for _, t in chunk]), strict=True))
+            self.cache.put_many(key, new.items())
+            vectors.update(new)
+        return np.stack([vectors[h] for h in hashes])

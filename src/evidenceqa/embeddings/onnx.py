@@ -1,0 +1,230 @@
+"""MiniLM as int8 ONNX Runtime: the same vectors as sentence-transformers (cosine ≈ 0.99), no torch at run time.
+
+`export_onnx` turns a sentence-transformers folder into model.onnx (fp32) and model.int8.onnx once;
+`OnnxEmbedder` runs the int8 model with the model's own tokenizer, mean pooling and L2 normalisation.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evidenceqa.config import load_settings
+from evidenceqa.embeddings.base import (
+    EmbeddingError,
+    batched_by_length,
+    force_offline,
+    l2_normalise,
+    no_texts,
+    one_line,
+)
+from evidenceqa.embeddings.sentence_transformers import require_st_folder, st_model_id
+
+MINILM_ONNX_ID = "minilm-onnx-int8:all-MiniLM-L6-v2"
+FP32_FILE = "model.onnx"
+INT8_FILE = "model.int8.onnx"
+# Written last: its presence (with matching sizes) is what makes an export complete.
+MANIFEST_FILE = "export.json"
+# Everything the embedder needs besides the graph: tokenizer, and the ST max_seq_length.
+_COPIED_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "config.json",
+    "sentence_bert_config.json",
+)
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+_OUTPUT = "last_hidden_state"
+# LayerNormalization is a single ONNX op from opset 17, which the classic exporter and ORT both support.
+_OPSET = 17
+# sentence-transformers' default when sentence_bert_config.json does not say.
+_DEFAULT_MAX_LENGTH = 256
+
+
+def export_onnx(model_dir: Path, out_dir: Path | None = None) -> Path:
+    """Exports and int8-quantises a sentence-transformers model into `out_dir`, unless already there."""
+    model_dir = Path(model_dir).expanduser().resolve()
+    out_dir = Path(out_dir) if out_dir else load_settings().models_path / "minilm-onnx"
+    require_st_folder(model_dir)
+    source = st_model_id(model_dir)
+    if _export_is_valid(out_dir, source):
+        return out_dir
+    _require_mean_pooling(model_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    # Built beside the target and renamed into place, so an interrupted export never looks complete.
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        _export_fp32(model_dir, staging / FP32_FILE)
+        _quantise(staging / FP32_FILE, staging / INT8_FILE)
+        for name in _COPIED_FILES:
+            if (model_dir / name).is_file():
+                shutil.copy2(model_dir / name, staging / name)
+        _write_manifest(staging, source)
+        shutil.rmtree(out_dir, ignore_errors=True)
+        staging.rename(out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out_dir
+
+
+class OnnxEmbedder:
+    def __init__(
+        self, folder: Path, batch_size: int = 64, threads: int | None = None, model_id: str | None = None
+    ) -> None:
+        folder = Path(folder)
+        manifest = _read_manifest(folder)
+        if manifest is None:
+            raise EmbeddingError(f"{folder} holds no complete ONNX export (run export_onnx first)")
+        self.model_id = model_id or f"onnx-int8:{manifest['source']}"
+        self.batch_size = batch_size
+        self.tokenizer = _load_tokenizer(folder)
+        self.session = _load_session(folder / INT8_FILE, threads)
+        self.dim = int(self.session.get_outputs()[0].shape[-1])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return no_texts(self.dim)
+        return batched_by_length(texts, self.batch_size, self._embed_batch)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        # MiniLM has no query prefix: a query is embedded like any other text.
+        return self._embed_batch([text])[0]
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(texts)
+        feed = {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+        (hidden,) = self.session.run([_OUTPUT], feed)
+        return l2_normalise(_mean_pool(hidden, feed["attention_mask"]))
+
+
+def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Average of the real tokens' vectors (padding excluded), as sentence-transformers' Pooling does."""
+    weights = mask[:, :, None].astype(np.float32)
+    return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+
+def _load_tokenizer(folder: Path) -> Any:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    # tokenizer.json ships with fixed 128-token padding/truncation; sentence-transformers overrides both.
+    tokenizer.enable_truncation(max_length=_max_length(folder))
+    padding = tokenizer.padding or {}
+    tokenizer.enable_padding(pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]"))
+    return tokenizer
+
+
+def _max_length(folder: Path) -> int:
+    config = folder / "sentence_bert_config.json"
+    if not config.is_file():
+        return _DEFAULT_MAX_LENGTH
+    return int(json.loads(config.read_text()).get("max_seq_length", _DEFAULT_MAX_LENGTH))
+
+
+def _load_session(model_file: Path, threads: int | None) -> Any:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads or 0  # 0: ONNX Runtime picks one thread per physical core
+    try:
+        return onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # a corrupt or foreign file: say which one
+        raise EmbeddingError(f"cannot load the ONNX model {model_file}: {one_line(e)}") from e
+
+
+def _require_mean_pooling(model_dir: Path) -> None:
+    """OnnxEmbedder pools by mean; a model that pools otherwise would silently give other vectors."""
+    pooling = model_dir / "1_Pooling" / "config.json"
+    if pooling.is_file() and not json.loads(pooling.read_text()).get("pooling_mode_mean_tokens", False):
+        raise EmbeddingError(
+            f"{model_dir} does not use mean pooling; only mean-pooling models can be exported"
+        )
+
+
+def _export_fp32(model_dir: Path, out_file: Path) -> None:
+    force_offline()
+    import torch
+    from transformers import AutoModel
+
+    # Eager attention traces to plain MatMul/Softmax, which the classic exporter and the quantiser handle.
+    model = AutoModel.from_pretrained(model_dir, local_files_only=True, attn_implementation="eager").eval()
+
+    class LastHiddenState(torch.nn.Module):
+        """Positional inputs and one output: the graph's interface is exactly _INPUTS → _OUTPUT."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    # The second row is padded, so the traced graph cannot specialise to an all-ones attention mask.
+    ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]])
+    dummy = (ids, (ids != 0).long(), torch.zeros_like(ids))
+    axes = {name: {0: "batch", 1: "sequence"} for name in (*_INPUTS, _OUTPUT)}
+    # The classic (TorchScript) exporter: the dynamo one needs onnxscript, which is not installed.
+    # Its deprecation and tracer warnings are expected; the export is checked against sentence-transformers.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            LastHiddenState(),
+            dummy,
+            str(out_file),
+            input_names=list(_INPUTS),
+            output_names=[_OUTPUT],
+            dynamic_axes=axes,
+            opset_version=_OPSET,
+            dynamo=False,
+        )
+
+
+def _quantise(fp32_file: Path, int8_file: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # Per-channel weight scales: per-tensor ones gave a mean cosine of only 0.947 against fp32 on
+    # real chunks (MiniLM has outlier columns); per-channel gives 0.994.
+    quantize_dynamic(
+        fp32_file,
+        int8_file,
+        weight_type=QuantType.QInt8,
+        op_types_to_quantize=["MatMul"],
+        per_channel=True,
+    )
+
+
+def _write_manifest(folder: Path, source: str) -> None:
+    sizes = {p.name: p.stat().st_size for p in sorted(folder.iterdir()) if p.is_file()}
+    (folder / MANIFEST_FILE).write_text(json.dumps({"source": source, "files": sizes}, indent=2))
+
+
+def _read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The manifest of a complete export in `folder`, or None if any listed file is missing or truncated."""
+    try:
+        manifest = json.loads((folder / MANIFEST_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    complete = all(
+        (folder / name).is_file() and (folder / name).stat().st_size == size
+        for name, size in manifest.get("files", {}).items()
+    )
+    return manifest if complete and INT8_FILE in manifest.get("files", {}) else None
+
+
+def _export_is_valid(folder: Path, source: str) -> bool:
+    manifest = _read_manifest(folder)
+    return manifest is not None and manifest.get("source") == source

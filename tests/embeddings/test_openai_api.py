@@ -1,0 +1,194 @@
+"""Against a small OpenAI-compatible server started here (stdlib http.server on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+
+from evidenceqa.embeddings import EmbeddingError, OpenAIEmbedder
+from tests.embeddings.protocol import assert_embedder
+
+KEY = "sk-test-secret-123"
+DIM = 8
+
+
+def raw_vector(text: str) -> list[float]:
+    """Deterministic and deliberately not unit length, so normalisation is visible."""
+    return [float(len(text) + 1), *[float(ord(c) % 7) for c in text.ljust(DIM - 1)[: DIM - 1]]]
+
+
+@dataclass
+class Request:
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # names lower-cased
+    body: dict[str, Any]
+
+
+@dataclass
+class FakeServer:
+    url: str
+    mode: str = "ok"  # ok | error500 | unauthorised | slow | short
+    requests: list[Request] = field(default_factory=list)
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Any
+
+    def do_POST(self) -> None:
+        fake: FakeServer = self.server.fake
+        parts = urlsplit(self.path)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        fake.requests.append(
+            Request(parts.path, parse_qs(parts.query), {k.lower(): v for k, v in self.headers.items()}, body)
+        )
+        if fake.mode == "slow":
+            time.sleep(2)
+        if fake.mode == "error500":
+            return self._send(500, {"error": {"message": f"backend failure for key {KEY}"}})
+        if fake.mode == "unauthorised":
+            return self._send(401, {"error": {"message": f"Incorrect API key provided: {KEY}"}})
+        inputs = body["input"][:-1] if fake.mode == "short" else body["input"]
+        data = [{"object": "embedding", "index": i, "embedding": raw_vector(t)} for i, t in enumerate(inputs)]
+        # Served in reverse: the client must order by "index", not by position.
+        self._send(200, {"object": "list", "model": body["model"], "data": data[::-1], "usage": {}})
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        raw = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+        except OSError:  # the client gave up (timeout test)
+            pass
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.fake = FakeServer(f"http://127.0.0.1:{httpd.server_address[1]}")  # type: ignore[attr-defined]
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield httpd.fake  # type: ignore[attr-defined]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def expected(texts: list[str]) -> np.ndarray:
+    vectors = np.array([raw_vector(t) for t in texts], dtype=np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_openai_compatible_request_and_vectors(server: FakeServer) -> None:
+    embedder = OpenAIEmbedder("nomic-embed-text", f"{server.url}/v1", KEY, batch_size=2)
+    assert_embedder(embedder)
+    texts = ["a longer text here", "b", "middle one", "cc", "the longest text of all five"]
+    vectors = embedder.embed(texts)
+    np.testing.assert_allclose(vectors, expected(texts), atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    assert len(server.requests) == 3  # batches of 2, 2, 1
+    first = server.requests[0]
+    assert first.path == "/v1/embeddings"
+    assert first.body["model"] == "nomic-embed-text"
+    assert isinstance(first.body["input"], list)
+    assert first.headers["authorization"] == f"Bearer {KEY}"
+    assert sorted(t for r in server.requests for t in r.body["input"]) == sorted(texts)
+    assert embedder.dim == DIM
+    assert embedder.model_id == "openai:nomic-embed-text"
+
+
+def test_query_and_dimension_probe(server: FakeServer) -> None:
+    embedder = OpenAIEmbedder("m", f"{server.url}/v1", None)
+    assert embedder.dim == DIM  # learned by one probe request
+    assert len(server.requests) == 1
+    assert server.requests[0].headers["authorization"] == "Bearer not-needed"
+    np.testing.assert_allclose(
+        embedder.embed_query("what is ERAS?"), expected(["what is ERAS?"])[0], atol=1e-6
+    )
+    assert embedder.embed([]).shape == (0, DIM)
+
+
+def test_azure_routing(server: FakeServer) -> None:
+    embedder = OpenAIEmbedder("my-deployment", server.url, KEY, api_version="2024-06-01")
+    np.testing.assert_allclose(embedder.embed(["x", "yy"]), expected(["x", "yy"]), atol=1e-6)
+    (request,) = server.requests
+    assert request.path == "/openai/deployments/my-deployment/embeddings"
+    assert request.query["api-version"] == ["2024-06-01"]
+    assert request.headers["api-key"] == KEY
+    assert request.body["input"] == ["x", "yy"]
+
+
+def test_azure_needs_an_endpoint() -> None:
+    with pytest.raises(EmbeddingError, match="embedding_api_base"):
+        OpenAIEmbedder("dep", None, KEY, api_version="2024-06-01")
+
+
+def test_server_error_names_endpoint_not_key(server: FakeServer) -> None:
+    server.mode = "error500"
+    embedder = OpenAIEmbedder("m", f"{server.url}/v1", KEY, max_retries=1)
+    with pytest.raises(EmbeddingError) as error:
+        embedder.embed(["x"])
+    message = str(error.value)
+    assert "HTTP 500" in message
+    assert f"{server.url}/v1" in message
+    assert KEY not in message
+    assert len(server.requests) == 2  # the retry is configured on the client
+
+
+def test_rejected_key_is_not_echoed(server: FakeServer) -> None:
+    server.mode = "unauthorised"
+    with pytest.raises(EmbeddingError, match="refused the API key") as error:
+        OpenAIEmbedder("m", f"{server.url}/v1", KEY).embed(["x"])
+    assert KEY not in str(error.value)
+    assert server.url in str(error.value)
+
+
+def test_unreachable_server() -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    with pytest.raises(EmbeddingError, match="cannot connect") as error:
+        OpenAIEmbedder("m", url, KEY, max_retries=0).embed(["x"])
+    assert url in str(error.value)
+    assert KEY not in str(error.value)
+
+
+def test_slow_server_times_out(server: FakeServer) -> None:
+    server.mode = "slow"
+    embedder = OpenAIEmbedder("m", f"{server.url}/v1", KEY, timeout=0.3, max_retries=0)
+    start = time.perf_counter()
+    with pytest.raises(EmbeddingError, match="timed out") as error:
+        embedder.embed(["x"])
+    assert time.perf_counter() - start < 1.5
+    assert server.url in str(error.value)
+    assert KEY not in str(error.value)
+
+
+def test_wrong_number_of_vectors(server: FakeServer) -> None:
+    server.mode = "short"
+    with pytest.raises(EmbeddingError, match=r"bad response.*: 1 vectors for 2 texts"):
+        OpenAIEmbedder("m", f"{server.url}/v1", KEY).embed(["x", "y"])
+
+
+def test_unexpected_dimension(server: FakeServer) -> None:
+    with pytest.raises(EmbeddingError, match="returned 8 dimensions, expected 16"):
+        OpenAIEmbedder("m", f"{server.url}/v1", KEY, dim=16).embed(["x"])
