@@ -1,0 +1,89 @@
+"""Rank fusion of the keyword (BM25) and dense result lists: pure functions.
+
+- Reciprocal Rank Fusion: score = Σ weight_r / (k + rank_r). Uses ranks only, so it needs no
+  score calibration; the weights let one retriever count more.
+- Weighted score fusion: score = alpha · dense' + (1 − alpha) · keyword', each list's scores
+  min-max normalised to [0, 1]; a chunk missing from a list scores 0 there.
+
+`alpha` is the weight of the dense retriever in both (for RRF the weights are alpha and 1 − alpha,
+scaled so that alpha = 0.5 is plain RRF).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from evidenceqa.index.base import Filters, Hit, SearchBackend
+
+FusionMethod = Literal["rrf", "weighted"]
+
+
+@dataclass(frozen=True)
+class Fusion:
+    method: FusionMethod = "rrf"
+    alpha: float = 0.5  # weight of the dense retriever, 0 … 1
+    rrf_k: int = 60
+    depth: int = 100  # candidates taken from each retriever before fusing
+
+
+def fuse(lists: dict[str, Sequence[Hit]], weights: dict[str, float], fusion: Fusion, k: int) -> list[Hit]:
+    """Fuse ranked lists (retriever name → hits, best first) into the top `k` hits."""
+    scores = _rrf(lists, weights, fusion.rrf_k) if fusion.method == "rrf" else _weighted(lists, weights)
+    merged: dict[str, Hit] = {}
+    for name, hits in lists.items():
+        for rank, hit in enumerate(hits, start=1):
+            into = merged.setdefault(hit.chunk_id, Hit(hit.chunk_id, hit.doc_id, 0.0))
+            into.ranks[name] = rank
+    for chunk_id, hit in merged.items():
+        hit.score = scores[chunk_id]
+    return sorted(merged.values(), key=lambda h: (-h.score, min(h.ranks.values()), h.chunk_id))[:k]
+
+
+def dense_weights(alpha: float) -> dict[str, float]:
+    return {"dense": alpha, "keyword": 1.0 - alpha}
+
+
+def _rrf(lists: dict[str, Sequence[Hit]], weights: dict[str, float], k: int) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for name, hits in lists.items():
+        weight = 2.0 * weights.get(name, 0.5)  # alpha 0.5 → weight 1 each: plain RRF
+        for rank, hit in enumerate(hits, start=1):
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (k + rank)
+    return scores
+
+
+def _weighted(lists: dict[str, Sequence[Hit]], weights: dict[str, float]) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for name, hits in lists.items():
+        for chunk_id, value in _min_max(hits).items():
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weights.get(name, 0.5) * value
+    for hits in lists.values():
+        for hit in hits:
+            scores.setdefault(hit.chunk_id, 0.0)
+    return scores
+
+
+def _min_max(hits: Sequence[Hit]) -> dict[str, float]:
+    if not hits:
+        return {}
+    values = [h.score for h in hits]
+    low, high = min(values), max(values)
+    if high == low:
+        return {h.chunk_id: 1.0 for h in hits}
+    return {h.chunk_id: (h.score - low) / (high - low) for h in hits}
+
+
+def hybrid_search(
+    backend: SearchBackend, vector: np.ndarray, terms: str, k: int, filters: Filters, fusion: Fusion
+) -> list[Hit]:
+    """Keyword and dense search on one backend, fused. Backends use this as their `hybrid`."""
+    depth = max(fusion.depth, k)
+    lists = {
+        "keyword": backend.search_keyword(terms, depth, filters) if terms.strip() else [],
+        "dense": backend.search_dense(vector, depth, filters),
+    }
+    return fuse(lists, dense_weights(fusion.alpha), fusion, k)

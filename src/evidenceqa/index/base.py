@@ -1,0 +1,93 @@
+"""The search-backend boundary: what an index stores, how it is filtered, what a search returns.
+
+Backends (LanceDB embedded, Milvus Lite / Milvus cluster) implement `SearchBackend`. They store
+chunk ids, filter fields, the analysed keyword terms and the embedding; chunk text lives in the
+catalogue, the source of truth, so an index can always be rebuilt from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+
+from evidenceqa.documents import HierarchyLevel
+
+if TYPE_CHECKING:
+    from evidenceqa.fusion import Fusion
+
+CONTENT_LEVELS: tuple[HierarchyLevel, ...] = ("section", "paragraph")
+
+
+@dataclass(frozen=True)
+class IndexRecord:
+    chunk_id: str
+    doc_id: str
+    hierarchy_level: HierarchyLevel
+    year: int | None
+    collection: str
+    doc_type: str
+    topics: list[str]
+    terms: str  # analysed keyword terms (evidenceqa.analysis.analyze of the chunk text)
+    vector: np.ndarray  # unit-length float32 embedding
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Pre-filters applied inside the engine. A year bound excludes documents of unknown year."""
+
+    levels: tuple[HierarchyLevel, ...] = CONTENT_LEVELS  # overview chunks only when asked for
+    year_min: int | None = None
+    year_max: int | None = None
+    collections: tuple[str, ...] = ()
+    doc_types: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()  # any of these
+    doc_ids: tuple[str, ...] = ()  # restrict to these documents (e.g. "search within")
+    exclude_doc_ids: tuple[str, ...] = ()  # e.g. a benchmark's held-out documents
+
+    def describe(self) -> dict[str, object]:
+        """The filters that differ from the defaults, for results and answer records."""
+        default = Filters()
+        return {
+            name: list(value) if isinstance(value, tuple) else value
+            for name, value in self.__dict__.items()
+            if value != getattr(default, name)
+        }
+
+
+@dataclass
+class Hit:
+    chunk_id: str
+    doc_id: str
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)  # retriever ("dense", "keyword") → 1-based rank
+
+
+@runtime_checkable
+class SearchBackend(Protocol):
+    name: str
+
+    def add(self, records: Sequence[IndexRecord]) -> None:
+        """Insert or replace records by chunk id."""
+
+    def delete(self, doc_ids: Sequence[str]) -> None:
+        """Remove every chunk of these documents."""
+
+    def search_dense(self, vector: np.ndarray, k: int, filters: Filters) -> list[Hit]:
+        """Nearest chunks by cosine similarity, best first."""
+
+    def search_keyword(self, terms: str, k: int, filters: Filters) -> list[Hit]:
+        """Best BM25 matches for analysed `terms`, best first."""
+
+    def hybrid(self, vector: np.ndarray, terms: str, k: int, filters: Filters, fusion: Fusion) -> list[Hit]:
+        """Both searches fused (`evidenceqa.fusion.hybrid_search` unless the engine does better)."""
+
+    def count(self) -> int:
+        """Number of chunks stored."""
+
+    def chunk_ids(self, doc_id: str) -> set[str]:
+        """The chunk ids stored for one document (for checks and repair)."""
+
+    def close(self) -> None: ...

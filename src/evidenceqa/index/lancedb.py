@@ -1,0 +1,261 @@
+"""LanceDB search backend: embedded, on disk, one table of chunks.
+
+Keyword search is LanceDB's native full-text index (BM25) over the pre-analysed `terms` column,
+built with a whitespace tokenizer and no stemming, stop words or folding of its own, so that
+BM25 sees exactly the terms `evidenceqa.analysis.analyze` produced. Dense search is exact
+(brute-force) cosine search over the `vector` column. Both are pre-filtered with the same SQL
+predicate built from `Filters`.
+
+Incremental indexing: rows written after an index was built are still found (LanceDB searches
+the unindexed rows by a flat scan), but the FTS scores them with different BM25 statistics than
+the indexed rows, so a fresh row and an indexed row with the same text get different scores.
+Writes therefore mark the table stale, and the next search (or `close`) calls `optimize()`,
+which folds new rows into every index (FTS, scalar, and later ANN) and compacts away deleted or
+replaced rows. Ingest can add many small batches without re-indexing after each one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.index import FTS, Bitmap, BTree, LabelList
+from lancedb.query import MatchQuery
+
+from evidenceqa.fusion import Fusion, hybrid_search
+from evidenceqa.index.base import Filters, Hit, IndexRecord
+
+FTS_INDEX = "terms_idx"
+# Scalar indexes on the filter fields: cheap to build, they keep pre-filtering fast at scale.
+SCALAR_INDEXES: dict[str, BTree | Bitmap | LabelList] = {
+    "chunk_id": BTree(),  # merge_insert joins on it
+    "doc_id": BTree(),
+    "year": BTree(),
+    "hierarchy_level": Bitmap(),
+    "collection": Bitmap(),
+    "doc_type": Bitmap(),
+    "topics": LabelList(),  # serves array_has_any
+}
+# The analysed terms are already lower-case, stemmed and stop-word free: the engine only splits
+# on whitespace. max_token_length=None keeps long chemical names (the default drops > 40 chars).
+FTS_CONFIG = FTS(
+    base_tokenizer="whitespace",
+    lower_case=True,
+    stem=False,
+    remove_stop_words=False,
+    ascii_folding=False,
+    max_token_length=None,
+)
+_IN_LIST_CHUNK = 500  # ids per DELETE ... IN (...) statement
+
+
+def schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("doc_id", pa.string(), nullable=False),
+            pa.field("hierarchy_level", pa.string(), nullable=False),
+            pa.field("year", pa.int32(), nullable=True),
+            pa.field("collection", pa.string()),
+            pa.field("doc_type", pa.string()),
+            pa.field("topics", pa.list_(pa.string())),
+            pa.field("terms", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+def sql_literal(value: str) -> str:
+    """A SQL string literal (DataFusion: single quotes doubled, backslashes are literal)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _sql_list(values: Iterable[str]) -> str:
+    return ", ".join(sql_literal(v) for v in values)
+
+
+def filter_sql(filters: Filters) -> str | None:
+    """The `Filters` as a SQL predicate, or None when nothing is filtered.
+
+    An empty tuple means "no restriction" for every field, `levels` included.
+    `year >= n` / `year <= n` are false for NULL years, so a year bound drops unknown years.
+    """
+    parts: list[str] = []
+    if filters.levels:
+        parts.append(f"hierarchy_level IN ({_sql_list(filters.levels)})")
+    if filters.year_min is not None:
+        parts.append(f"year >= {int(filters.year_min)}")
+    if filters.year_max is not None:
+        parts.append(f"year <= {int(filters.year_max)}")
+    if filters.collections:
+        parts.append(f"collection IN ({_sql_list(filters.collections)})")
+    if filters.doc_types:
+        parts.append(f"doc_type IN ({_sql_list(filters.doc_types)})")
+    if filters.topics:
+        parts.append(f"array_has_any(topics, [{_sql_list(filters.topics)}])")
+    if filters.doc_ids:
+        parts.append(f"doc_id IN ({_sql_list(filters.doc_ids)})")
+    if filters.exclude_doc_ids:
+        parts.append(f"doc_id NOT IN ({_sql_list(filters.exclude_doc_ids)})")
+    return " AND ".join(parts) or None
+
+
+def _best_first(hits: list[Hit]) -> list[Hit]:
+    """Best first; equal scores in chunk-id order, so results are deterministic."""
+    return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
+
+
+def _dedup(records: Sequence[IndexRecord]) -> list[IndexRecord]:
+    """One record per chunk id, the last one winning (merge_insert rejects duplicate keys)."""
+    return list({r.chunk_id: r for r in records}.values())
+
+
+class LanceDBBackend:
+    name = "lancedb"
+
+    def __init__(
+        self, path: str | Path, dim: int | None = None, table: str = "chunks", batch_size: int = 2000
+    ):
+        """Open the table at `path`, creating it when `dim` is given and there is none.
+
+        `dim=None` opens an existing index whatever its dimension (for commands that do not embed).
+        """
+        self.path = Path(path)
+        self.batch_size = batch_size
+        if dim is None and not self.path.exists():
+            raise FileNotFoundError(f"no LanceDB index at {self.path}: build the index first")
+        self._db = lancedb.connect(str(self.path))
+        try:
+            self._table = self._db.open_table(table)
+        except ValueError:
+            if dim is None:
+                raise FileNotFoundError(
+                    f"no table {table!r} in the LanceDB index at {self.path}: build the index first"
+                ) from None
+            self._table = self._db.create_table(table, schema=schema(dim))
+        stored = self._table.schema.field("vector").type.list_size
+        if dim is not None and stored != dim:
+            raise ValueError(
+                f"index at {self.path} holds {stored}-dim vectors; the embedder gives {dim}: rebuild the index"
+            )
+        self.dim = stored
+        self._ensure_indexes()
+        stats = self._table.index_stats(FTS_INDEX)
+        # Written by another process without optimize(): fold those rows in before searching.
+        self._stale = bool(stats and stats.num_unindexed_rows)
+
+    def _ensure_indexes(self) -> None:
+        """Create any missing index; works on an empty table."""
+        existing = {ix.name for ix in self._table.list_indices()}
+        for column, config in SCALAR_INDEXES.items():
+            if f"{column}_idx" not in existing:
+                self._table.create_index(column, config=config, replace=True)
+        if FTS_INDEX not in existing:
+            self._table.create_index("terms", config=FTS_CONFIG, replace=True)
+        # Performance issue to come: an ANN index on "vector" (e.g. IVF_PQ/HNSW, cosine) goes
+        # here, once the table is large enough to train it; until then search is exact.
+
+    def _sync_indexes(self) -> None:
+        """Fold rows written since the last optimize into the indexes (see the module docstring)."""
+        if self._stale:
+            self._table.optimize()
+            self._stale = False
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def _arrow(self, records: Sequence[IndexRecord]) -> pa.Table:
+        vectors = np.stack([np.asarray(r.vector, dtype=np.float32).reshape(-1) for r in records])
+        if vectors.shape[1] != self.dim:
+            raise ValueError(
+                f"index at {self.path} holds {self.dim}-dim vectors; got {vectors.shape[1]}-dim embeddings"
+            )
+        columns = {
+            "chunk_id": pa.array([r.chunk_id for r in records], pa.string()),
+            "doc_id": pa.array([r.doc_id for r in records], pa.string()),
+            "hierarchy_level": pa.array([r.hierarchy_level for r in records], pa.string()),
+            "year": pa.array([r.year for r in records], pa.int32()),
+            "collection": pa.array([r.collection for r in records], pa.string()),
+            "doc_type": pa.array([r.doc_type for r in records], pa.string()),
+            "topics": pa.array([list(r.topics) for r in records], pa.list_(pa.string())),
+            "terms": pa.array([r.terms for r in records], pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(vectors.reshape(-1), pa.float32()), self.dim
+            ),
+        }
+        return pa.Table.from_pydict(columns, schema=self._table.schema)
+
+    def add(self, records: Sequence[IndexRecord]) -> None:
+        records = _dedup(records)
+        for start in range(0, len(records), self.batch_size):
+            batch = self._arrow(records[start : start + self.batch_size])
+            (
+                self._table.merge_insert("chunk_id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(batch)
+            )
+            self._stale = True
+
+    def delete(self, doc_ids: Sequence[str]) -> None:
+        ids = list(dict.fromkeys(doc_ids))
+        for start in range(0, len(ids), _IN_LIST_CHUNK):
+            self._table.delete(f"doc_id IN ({_sql_list(ids[start : start + _IN_LIST_CHUNK])})")
+            self._stale = True
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def search_dense(self, vector: np.ndarray, k: int, filters: Filters) -> list[Hit]:
+        if k <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self.dim:
+            raise ValueError(
+                f"index at {self.path} holds {self.dim}-dim vectors; the query has {query.shape[0]}"
+            )
+        self._sync_indexes()
+        # Exact search: there is no vector index yet. With an ANN index, set nprobes/refine_factor
+        # here (or .bypass_vector_index() for an exact check).
+        builder = self._table.search(query, query_type="vector", vector_column_name="vector").distance_type(
+            "cosine"
+        )
+        sql = filter_sql(filters)
+        if sql:
+            builder = builder.where(sql, prefilter=True)
+        rows = builder.select(["chunk_id", "doc_id", "_distance"]).limit(k).to_list()
+        return _best_first([Hit(r["chunk_id"], r["doc_id"], 1.0 - float(r["_distance"])) for r in rows])
+
+    def search_keyword(self, terms: str, k: int, filters: Filters) -> list[Hit]:
+        if k <= 0 or not terms.strip():
+            return []
+        self._sync_indexes()
+        builder = self._table.search(MatchQuery(terms, "terms"), query_type="fts")
+        sql = filter_sql(filters)
+        if sql:
+            builder = builder.where(sql, prefilter=True)
+        rows = builder.select(["chunk_id", "doc_id", "_score"]).limit(k).to_list()
+        return _best_first([Hit(r["chunk_id"], r["doc_id"], float(r["_score"])) for r in rows])
+
+    def hybrid(self, vector: np.ndarray, terms: str, k: int, filters: Filters, fusion: Fusion) -> list[Hit]:
+        return hybrid_search(self, vector, terms, k, filters, fusion)
+
+    def count(self) -> int:
+        return self._table.count_rows()
+
+    def chunk_ids(self, doc_id: str) -> set[str]:
+        rows = (
+            self._table.search()
+            .where(f"doc_id = {sql_literal(doc_id)}")
+            .select(["chunk_id"])
+            .limit(None)
+            .to_arrow()
+        )
+        return set(rows.column("chunk_id").to_pylist())
+
+    def close(self) -> None:
+        """Leave the indexes up to date for the next reader."""
+        if self._table is not None:
+            self._sync_indexes()
+            self._table = None  # type: ignore[assignment]
