@@ -1,0 +1,420 @@
+"""Reading a clinician's question before the search: time limits, and the dense weight alpha.
+
+Pure functions, no I/O.
+
+`parse_temporal` finds the time limit in a question ("since 2021", "in the last 5 years", "the
+2016 WHO guideline", "latest") and returns the year bounds for `Filters` and the question without
+that phrase, so the words "since 2021" are not searched for. Conventions (each tested):
+
+- A year needs a cue: a preposition ("in", "since", "before", …), a range, or a publication noun
+  after it ("the 2016 WHO guideline" → year = 2016: a year used as an adjective before a guideline,
+  review, trial … names the publication). Bare numbers are never years: "2015 patients",
+  "n = 2012", "Table 2010", "2019-nCoV", "dose of 2000 mg". Years outside 1900 … today.year + 1
+  are not years.
+- "after 2015" / "post-2015" / "newer than 2015" are strict (≥ 2016), "before 2010" / "pre-2010"
+  / "prior to 2010" likewise (≤ 2009); "since", "until", "through", "up to", "or later", "or
+  earlier", "onwards" include the year. "in", "during" and a bare "from 2018" ("a paper from
+  2018") mean that year only; "from 2018 onwards" and "from 2012 to 2016" are ranges.
+- "in the last N years" = the current calendar year and the N − 1 before it: at 2026-11-29,
+  "last 5 years" → year ≥ 2022. Open-ended bounds stay open (no year_max), so an article dated
+  next year (online first) is kept. "last decade" = 10 years.
+- "last year" (no article) is the previous calendar year (year = today.year − 1); "the past
+  year" / "the last year" reach back twelve months (year ≥ today.year − 1); "this year" is
+  today.year.
+- "recent", "latest", "current", "newest", "up-to-date", "in recent years", "the past few years"
+  set `recency` (newer documents boosted, nothing filtered) — only before an evidence noun
+  ("current guidelines", "recent trials"), so "current smokers" and "recent myocardial
+  infarction" stay clinical. When the question also names years, the years win.
+- Several phrases combine as an intersection ("since 2015 and before 2020" → 2015 … 2019); a
+  phrase that would leave no year at all is left in the question instead.
+
+`classify` sorts a question into a query class and `rule_alpha` gives the class's seed weight of
+the dense retriever (`SEED_ALPHA`); `learned_alpha` looks the class up in a benchmark-learned table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Literal
+
+from evidenceqa.index.base import Filters
+
+# Temporal phrases --------------------------------------------------------------------------------
+
+_NUMBERS = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_NUMBER = r"(?:\d{1,2}|" + "|".join(_NUMBERS) + ")"
+# Words after a number that make it a count or a dose, not a year.
+_COUNT_NOUNS = (
+    r"%|mg|mcg|µg|ug|ng|g|kg|ml|l|dl|iu|u|units?|mmol|meq|mmhg|cm|mm|kcal|gy|cgy|msv|h|hrs?|min|"
+    r"patients?|participants?|subjects?|cases?|people|persons?|individuals?|women|men|children|"
+    r"infants|neonates|adults|respondents|volunteers|controls|surgeons|nurses|procedures|"
+    r"operations|surgeries|admissions|births|deliveries|samples|specimens|isolates|doses|cells|"
+    r"beds|eyes|hips|knees|visits|episodes|deaths|records|charts|questionnaires|hospitals|mice|"
+    r"rats|animals"
+)
+# A year: not part of a longer number, a name ("2019-nCoV"), a ratio or a decimal, and not
+# followed by a count, a unit or another number ("from 2000 to 3000 mg").
+_YEAR = (
+    r"(?<![\w.,$£€#/])(?:19|20)\d\d(?![\w/]|[.,]\d|-[A-Za-z])"
+    rf"(?!\s*(?:{_COUNT_NOUNS})\b)(?!\s*%)(?!\s*(?:to|-|–|—|and|or)\s*\d)"
+)
+_DECADE = r"(?:the\s+)?(?:early\s+|mid-?\s*|late\s+)?(?:19|20)\d0'?s\b"
+_WHEN = rf"(?:{_YEAR}|{_DECADE})"
+_PUBLISHED = r"(?:(?:published|released|issued|updated|dated|written)\s+)?"
+_PUB_NOUNS = (
+    r"guidelines?|guidance|recommendations?|consensus|statements?|updates?|editions?|versions?|"
+    r"revisions?|criteria|classifications?|definitions?|standards?|bundles?|reviews?|"
+    r"meta-analys[ie]s|trials?|stud(?:y|ies)|papers?|articles?|reports?|position\s+papers?|"
+    r"protocols?|audits?|surveys?"
+)
+_EVIDENCE_NOUNS = (
+    _PUB_NOUNS + r"|evidence|literature|research|data|publications?|practice|findings|advice|"
+    r"management|approach(?:es)?|thinking|knowledge|developments?|advances?|understanding|"
+    r"opinions?|strateg(?:y|ies)|options|insights?|sources?|thoughts?"
+)
+# Words that may stand between a recency word and its noun: names of bodies ("WHO", "Cochrane")
+# and evidence adjectives. Short capitals ("MI") are clinical and do not qualify.
+_BETWEEN = (
+    r"(?:[A-Z]{3,}[\w/-]*|[A-Z][a-z]+|(?i:randomi[sz]ed|controlled|clinical|systematic|published|"
+    r"international|national|evidence-based|peer-reviewed|scientific|medical|surgical|"
+    r"professional|practice))"
+)
+
+
+@dataclass(frozen=True)
+class Temporal:
+    """What `parse_temporal` found: the year bounds or the recency wish, and the rest of the question."""
+
+    text: str  # the question without its temporal phrases
+    year_min: int | None = None
+    year_max: int | None = None
+    recency: bool = False  # "latest" & co. with no years: boost newer documents, filter nothing
+    phrase: str | None = None  # the phrases found, as written, joined by ", "
+
+    def describe(self) -> str:
+        """A short human line for results: "year ≥ 2021 (from 'since 2021')"."""
+        lo, hi = self.year_min, self.year_max
+        if lo is not None and lo == hi:
+            what = f"year = {lo}"
+        elif lo is not None and hi is not None:
+            what = f"{lo} ≤ year ≤ {hi}"
+        elif lo is not None or hi is not None:
+            what = f"year ≥ {lo}" if lo is not None else f"year ≤ {hi}"
+        elif self.recency:
+            what = "newer documents first"
+        else:
+            return "no time limit"
+        return f"{what} (from '{self.phrase}')"
+
+    def filters(self, base: Filters | None = None) -> Filters:
+        """`base` (default filters if None) narrowed to these years; bounds already in `base`
+        (say, from the command line) are kept where they are narrower."""
+        base = base if base is not None else Filters()
+        lo = max((y for y in (base.year_min, self.year_min) if y is not None), default=None)
+        hi = min((y for y in (base.year_max, self.year_max) if y is not None), default=None)
+        return replace(base, year_min=lo, year_max=hi)
+
+
+Bounds = tuple[int | None, int | None, bool]  # year_min, year_max, recency
+Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date], Bounds | None]]
+
+
+def _span(text: str) -> tuple[int, int]:
+    """The years an expression covers: "2016" → 2016 … 2016, "the 1990s" → 1990 … 1999."""
+    year = int(re.findall(r"\d{4}", text)[0])
+    return (year, year + 9) if text.rstrip().endswith("s") else (year, year)
+
+
+def _number(text: str) -> int:
+    word = text.lower()
+    return _NUMBERS[word] if word in _NUMBERS else int(word)
+
+
+def _rule(pattern: str, action: Callable[[re.Match[str], date], Bounds | None]) -> Rule:
+    return re.compile(pattern, re.IGNORECASE), action
+
+
+def _from(m: re.Match[str], today: date) -> Bounds:
+    return _span(m["when"])[0], None, False
+
+
+def _after(m: re.Match[str], today: date) -> Bounds:
+    return _span(m["when"])[1] + 1, None, False
+
+
+def _before(m: re.Match[str], today: date) -> Bounds:
+    return None, _span(m["when"])[0] - 1, False
+
+
+def _until(m: re.Match[str], today: date) -> Bounds:
+    return None, _span(m["when"])[1], False
+
+
+def _during(m: re.Match[str], today: date) -> Bounds:
+    lo, hi = _span(m["when"])
+    return lo, hi, False
+
+
+def _between(m: re.Match[str], today: date) -> Bounds | None:
+    first, last = _span(m["when"])[0], m["end"]
+    end = int(last) if len(last) == 4 else first // 100 * 100 + int(last)  # "2012-16"
+    return (min(first, end), max(first, end), False) if end != first else None
+
+
+def _last_years(m: re.Match[str], today: date) -> Bounds | None:
+    count = _number(m["n"]) if m["n"] else 1  # "the last decade": one
+    years = 10 * count if m["unit"].lower().startswith("decade") else count
+    return (today.year - years + 1, None, False) if years > 0 else None
+
+
+def _recent(m: re.Match[str], today: date) -> Bounds:
+    return None, None, True
+
+
+def _relative_year(m: re.Match[str], today: date) -> Bounds:
+    phrase = " ".join(m.group().lower().split())
+    if phrase.endswith(("this year", "current year")):
+        return today.year, today.year, False
+    if re.search(r"\bthe\s+(?:last|past|previous)|past\s+year", phrase):
+        return today.year - 1, None, False  # the past twelve months reach into last year
+    return today.year - 1, today.year - 1, False  # "last year": the previous calendar year
+
+
+_TO = r"\s*(?:and|to|until|till|through|thru|-|–|—)\s*"
+_END = r"(?P<end>(?:19|20)\d\d|\d\d)(?![\w/]|[.,]\d)" + rf"(?!\s*(?:{_COUNT_NOUNS})\b)"
+_RANGE_START = r"(?<![\w.,$£€#/])(?P<when>(?:19|20)\d\d)"
+_LAST = r"(?:(?:in|over|during|within|from|for)\s+)?(?:the\s+)?(?:last|past|previous|preceding|recent)\s+"
+_AFTER = r"(?:after|post-?|later\s+than|newer\s+than|more\s+recent\s+than)\s*"
+_SINCE = (
+    r"(?:since|starting(?:\s+(?:in|from))?|beginning(?:\s+in)?|as\s+of|not\s+before|no\s+earlier\s+than)\s+"
+)
+_BEFORE = r"(?:before|prior\s+to|pre-?|earlier\s+than|older\s+than)\s*"
+_UNTIL = r"(?:until|till|up\s+(?:to|until)|through|thru|no\s+later\s+than|not\s+after)\s+"
+_IN = r"(?:(?:in|during|within|from)\s+(?:the\s+year\s+)?)"  # "a paper from 2018" is dated 2018
+_OR_LATER = r"\s*,?\s*(?:(?:or|and)\s+(?:later|after|newer|more\s+recent)|onwards?|and\s+beyond|\+)"
+_OR_EARLIER = r"\s*,?\s*(?:or|and)\s+(?:earlier|before|older)"
+_RANGE = rf"{_RANGE_START}\s*(?:-|–|—|to|through|until)\s*{_END}"
+_FEW_YEARS = r"(?:few|several|couple\s+of)\s+years\b"
+_RECENT_YEARS = (
+    r"(?:(?:in|over|during)\s+)?recent\s+(?:years|times|decades)\b|\b(?:lately|nowadays|these\s+days)\b"
+)
+_RELATIVE_YEAR = (
+    r"(?:(?:in|during|over|for)\s+)?(?:the\s+)?(?:last|past|previous|this|current)\s+year(?:'s|’s)?\b"
+)
+_LATEST_ON = r"(?:the\s+)?(?:latest|newest|most\s+recent)(?=\s+(?:on|about|regarding|in)\s)"
+_RECENTLY = r"recently\s+(?:published|updated|released|issued|reported)"
+# A year as an adjective before a publication noun ("the 2016 WHO guideline"): only the year goes.
+_YEAR_ADJECTIVE = rf"(?P<when>{_YEAR})(?=(?:\s+[\w/-]+){{0,2}}?\s+(?:{_PUB_NOUNS})\b)"
+
+# In priority order: ranges before single years, "last 5 years" before "last year", "from 2019
+# onwards" before "from 2019", years before recency words. No rule takes text an earlier one took.
+_RULES: list[Rule] = [
+    _rule(rf"{_PUBLISHED}(?:between|from)\s+(?:the\s+years?\s+)?{_RANGE_START}{_TO}{_END}", _between),
+    _rule(rf"{_PUBLISHED}(?:(?:in|during|over|for)\s+)?(?:the\s+years?\s+)?{_RANGE}", _between),
+    _rule(rf"{_LAST}(?P<n>{_NUMBER})\s+(?P<unit>years?|decades?)\b", _last_years),
+    _rule(rf"{_LAST}(?P<n>)(?P<unit>decade)\b", _last_years),
+    _rule(rf"{_LAST}{_FEW_YEARS}|{_RECENT_YEARS}", _recent),
+    _rule(_RELATIVE_YEAR, _relative_year),
+    _rule(rf"{_PUBLISHED}{_AFTER}(?P<when>{_WHEN})", _after),
+    _rule(rf"{_PUBLISHED}(?:{_SINCE}|{_IN})?(?P<when>{_WHEN}){_OR_LATER}", _from),
+    _rule(rf"{_PUBLISHED}{_SINCE}(?P<when>{_WHEN})", _from),
+    _rule(rf"{_PUBLISHED}{_BEFORE}(?P<when>{_WHEN})", _before),
+    _rule(rf"{_PUBLISHED}(?:{_UNTIL}|{_IN})?(?P<when>{_WHEN}){_OR_EARLIER}", _until),
+    _rule(rf"{_PUBLISHED}{_UNTIL}(?P<when>{_WHEN})", _until),
+    _rule(rf"{_PUBLISHED}{_IN}(?P<when>{_WHEN})", _during),
+    _rule(rf"(?P<when>{_DECADE})", _during),
+    _rule(_YEAR_ADJECTIVE, _during),
+    _rule(rf"{_LATEST_ON}|{_RECENTLY}", _recent),
+]
+# A recency word needs its evidence noun ("current guidelines", not "current smokers"). Compiled
+# without IGNORECASE so that `_BETWEEN` can tell names ("WHO") from clinical capitals ("MI").
+_RECENT_WORD = (
+    r"(?i:\b(?:most\s+(?:recent|up[- ]to[- ]date|current)|up[- ]to[- ]date|recent|latest|newest|current|"
+    r"new|updated|contemporary))"
+)
+_RULES.append(
+    (re.compile(rf"{_RECENT_WORD}(?=(?:\s+{_BETWEEN}){{0,2}}\s+(?i:{_EVIDENCE_NOUNS})\b)"), _recent)
+)
+_RULES.append(_rule(r"\bcurrently(?=\s+(?:recommended|advised|accepted|used|approved)\b)", _recent))
+
+
+def parse_temporal(question: str, today: date) -> Temporal:
+    """The time limit a question sets, and the question without it (see the module notes)."""
+    lo: int | None = None
+    hi: int | None = None
+    recency, kept = False, []
+    for start, end, (low, high, recent) in _matches(question, today):
+        new_lo = max((y for y in (lo, low) if y is not None), default=None)
+        new_hi = min((y for y in (hi, high) if y is not None), default=None)
+        if new_lo is not None and new_hi is not None and new_lo > new_hi:
+            continue  # contradicts an earlier phrase: leave it in the question
+        lo, hi, recency = new_lo, new_hi, recency or recent
+        kept.append((start, end))
+    if not kept:
+        return Temporal(text=question)
+    phrase = ", ".join(" ".join(question[s:e].split()) for s, e in kept)
+    recency = recency and lo is None and hi is None  # explicit years win over "latest"
+    return Temporal(_remove(question, kept), lo, hi, recency, phrase)
+
+
+def _matches(question: str, today: date) -> list[tuple[int, int, Bounds]]:
+    """Every rule's matches that no earlier rule took, in the order of the question."""
+    taken: list[tuple[int, int, Bounds]] = []
+    for pattern, action in _RULES:
+        for m in pattern.finditer(question):
+            if any(m.start() < e and s < m.end() for s, e, _ in taken) or not _plausible_years(m, today):
+                continue
+            bounds = action(m, today)
+            if bounds is not None:
+                taken.append((m.start(), m.end(), bounds))
+    return sorted(taken)
+
+
+def _plausible_years(m: re.Match[str], today: date) -> bool:
+    """A "year" after next year is a number ("in 2090" is no publication year)."""
+    return all(int(y) <= today.year + 1 for y in re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", m.group()))
+
+
+def _remove(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text without `spans`; "and"/"or"/commas left alone between two of them go too."""
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and re.fullmatch(r"[\s,;]*(?:(?:and|or|but)\s*)?", text[merged[-1][1] : start], re.I):
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    pieces, pos = [], 0
+    for start, end in merged:
+        pieces.append(text[pos:start])
+        pos = end
+    out = _tidy(" ".join([*pieces, text[pos:]]))
+    if merged[0][0] == 0 and text[:1].isupper() and out[:1].islower():
+        out = out[0].upper() + out[1:]  # the removed phrase opened the sentence
+    return out
+
+
+def _tidy(text: str) -> str:
+    """White space and punctuation after a cut: no " ?", ", ,", "( )" or leading comma."""
+    text = re.sub(r"\s+", " ", text)
+    text = re.sub(r"\(\s*\)|\[\s*\]", "", text)
+    text = re.sub(r"\s+([?.!,;:)\]])", r"\1", text)
+    text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)
+    text = re.sub(r"[,;:]+\s*(?=[?.!]|$)", "", text)
+    return text.strip().lstrip(",;: ").strip()
+
+
+# Query classes and the dense weight --------------------------------------------------------------
+
+QueryClass = Literal["definition", "guideline", "clinical-specific", "general"]
+QUERY_CLASSES: tuple[QueryClass, ...] = ("definition", "guideline", "clinical-specific", "general")
+
+# The seed's weight of the dense retriever per class (1 − alpha goes to BM25). Exact terms matter in
+# dosing and guideline questions, so keywords weigh more there; a definition is about meaning, so
+# the embedding weighs more. Not tuned: the benchmark learns per-class values (`learned_alpha`).
+SEED_ALPHA: dict[str, float] = {"definition": 0.7, "guideline": 0.3, "clinical-specific": 0.3, "general": 0.5}
+CLINICAL_TERMS_FOR_SPECIFIC = 2
+
+_DEFINITION = re.compile(
+    r"^\s*(?:(?:what\s+(?:is|are)|what's|whats)\s+(?:an?\s+)?(?!the\b)(?P<x>[^?]+?)|"
+    r"what\s+is\s+meant\s+by\s+.+?|what\s+(?:does|do)\s+.+?\s+(?:mean|stand\s+for)|"
+    r"(?:define|definition\s+of|meaning\s+of|explain\s+the\s+term)\s+.+?)\s*[?.]?\s*$",
+    re.IGNORECASE,
+)
+# Words that turn "what is X" from a definition into a clinical question.
+_NOT_DEFINITION = re.compile(
+    r"\b(?:for|in|after|before|during|with|versus|vs|compared|than|when|if|best|optimal|most|"
+    r"recommended|preferred|safest|ideal|first-line|usual|normal|appropriate|current|risk|rate|"
+    r"incidence|dose|role|effect|evidence|difference|there|it|this|that)\b",
+    re.IGNORECASE,
+)
+_GUIDELINE = re.compile(
+    r"\b(?:guidelines?|guidance|recommend\w*|protocols?|consensus|position\s+statements?|"
+    r"best\s+practice|standards?\s+of\s+care|care\s+bundles?|bundles?|pathways?|checklists?)\b",
+    re.IGNORECASE,
+)
+
+
+def classify(question: str) -> QueryClass:
+    """The question's class: a definition, a guideline question, a clinically specific question
+    (two clinical terms or more) or a general one, checked in that order."""
+    definition = _DEFINITION.match(question)
+    if definition and not (definition["x"] and _not_a_definition(definition["x"])):
+        return "definition"
+    if _GUIDELINE.search(question):
+        return "guideline"
+    if len(clinical_terms(question)) >= CLINICAL_TERMS_FOR_SPECIFIC:
+        return "clinical-specific"
+    return "general"
+
+
+def _not_a_definition(subject: str) -> bool:
+    return len(subject.split()) > 5 or _NOT_DEFINITION.search(subject) is not None
+
+
+def rule_alpha(question: str) -> float:
+    """The seed's dense weight for the question: `SEED_ALPHA` of its class."""
+    return SEED_ALPHA[classify(question)]
+
+
+def learned_alpha(question: str, table: dict[str, float], default: float) -> float:
+    """The dense weight a benchmark learned for the question's class (`table`, loaded by the
+    caller); `default` for a class the table lacks."""
+    alpha = float(table.get(classify(question), default))
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha {alpha} for class {classify(question)!r} is outside 0 … 1")
+    return alpha
+
+
+# Cues of a clinical term: endings of procedures, conditions and drug classes, and stems of
+# common perioperative concepts. Compact on purpose: it only has to tell "CHG vs povidone-iodine
+# for SSI after colectomy" from "how do I prepare for an operation".
+_SUFFIXES = (
+    "itis", "ectomy", "otomy", "ostomy", "plasty", "pexy", "scopy", "graphy", "emia", "aemia",
+    "oma", "omas", "algia", "pathy", "osis", "iasis", "cillin", "mycin", "micin", "azole", "olol",
+    "pril", "sartan", "statin", "parin", "caine", "mab", "nib", "oxacin", "cycline", "vir",
+    "dipine", "tidine", "sone", "olone", "azepam", "azolam", "xaban", "gatran", "setron", "fentanil",
+    "idine", "ioid", "ioids",
+)  # fmt: skip
+_STEMS = (
+    "infect", "sepsis", "septic", "thromb", "embol", "fractur", "anesthe", "anaesthe", "analges",
+    "antibiot", "anticoag", "antisept", "prophyla", "transfus", "hemorrh", "haemorrh", "bleed",
+    "wound", "sutur", "catheter", "intubat", "ventilat", "incision", "chlorhex", "iodine",
+    "povidone", "heparin", "opioid", "insulin", "steroid", "cancer", "tumo", "diabet",
+    "hypertens", "cef", "tranexamic", "aspirin", "warfarin", "morphin", "fentanyl", "ketamine",
+    "propofol", "dose", "dosage", "mrsa",
+)  # fmt: skip
+_UNIT = re.compile(
+    r"\b\d+(?:[.,]\d+)?\s*"
+    r"(?:mg/kg|mcg/kg|mg|mcg|µg|g|kg|ml|mL|L|IU|units?|mmHg|mmol/L|%|h|hours?|days?)(?!\w)|"
+    r"\b\d+(?:[.,]\d+)?%"
+)
+_WORD = re.compile(r"[^\W_][\w'-]*")
+
+
+def clinical_terms(question: str) -> list[str]:
+    """The clinical terms of a question, once each in order: doses and amounts with a unit,
+    abbreviations in capitals, and words with a clinical ending or stem."""
+    found = [m.group() for m in _UNIT.finditer(question)]
+    units = [m.span() for m in _UNIT.finditer(question)]
+    for m in _WORD.finditer(question):
+        inside_unit = any(s <= m.start() < e for s, e in units)
+        if not inside_unit and _is_clinical(m.group()):
+            found.append(m.group())
+    return list(dict.fromkeys(found))
+
+
+def _is_clinical(word: str) -> bool:
+    letters = [c for c in word if c.isalpha()]
+    if 2 <= len(letters) <= 7 and sum(c.isupper() for c in letters) >= 2:
+        return True  # an abbreviation: "SSI", "CHG", "HbA1c", "COVID-19"
+    lower = word.lower()
+    return (len(lower) >= 6 and lower.endswith(_SUFFIXES)) or lower.startswith(_STEMS)
