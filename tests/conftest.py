@@ -34,3 +34,9 @@ def formats_dir(shared_data: Path) -> Path:
 @pytest.fixture(scope="session")
 def library_dir(shared_data: Path) -> Path:
     return _require(shared_data / "library")
+
+
+@pytest.fixture(scope="session")
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder of derived models (the MiniLM ONNX export) for every data home in the session."""
+    return tmp_path_factory.mktemp("models")

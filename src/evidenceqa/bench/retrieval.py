@@ -1,0 +1,108 @@
+"""The retrieval benchmark: run a question file through search and score it at both levels.
+
+Benchmark rows (the shared data's format): query_id, question, gold_doc_ids, gold_passages,
+answers, meta. A report holds, per search mode, the metrics at the document and the passage level,
+plus each question's first relevant rank, so slices and comparisons can be made afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evidenceqa.bench.metrics import METRICS, QueryScores, Ranked, aggregate, gold_positions, score
+from evidenceqa.retrieval import Retriever, SearchMode
+
+LEVELS = ("document", "passage")
+
+
+@dataclass(frozen=True)
+class Question:
+    query_id: str
+    question: str
+    gold_doc_ids: list[str]
+    gold_passages: list[str]
+    meta: dict[str, Any]
+
+
+def read_questions(path: Path, limit: int | None = None) -> list[Question]:
+    """Questions from a benchmark JSONL; a malformed row is an error naming the line."""
+    questions = []
+    with path.open(encoding="utf-8") as stream:
+        for line_no, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                questions.append(
+                    Question(
+                        query_id=str(row["query_id"]),
+                        question=str(row["question"]).strip(),
+                        gold_doc_ids=list(row.get("gold_doc_ids") or []),
+                        gold_passages=list(row.get("gold_passages") or []),
+                        meta=dict(row.get("meta") or {}),
+                    )
+                )
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise ValueError(f"{path}:{line_no}: not a benchmark row ({exc})") from None
+            if limit and len(questions) >= limit:
+                break
+    return questions
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    metrics: dict[str, dict[str, float]]  # level → metric → value
+    per_query: list[dict[str, Any]]  # query_id, first relevant rank per level
+    latency_ms: list[float]
+
+
+def run(
+    retriever: Retriever,
+    questions: list[Question],
+    mode: SearchMode,
+    k: int = 10,
+    on_question: Callable[[], None] | None = None,
+) -> ModeResult:
+    per_level: dict[str, list[QueryScores]] = {level: [] for level in LEVELS}
+    per_query, latency = [], []
+    for q in questions:
+        response = retriever.search(q.question, k=k, mode=mode)
+        latency.append(response.timings_ms.get("total", 0.0))
+        ranked = [Ranked(r.chunk.doc_id, r.chunk.body) for r in response.results]
+        row: dict[str, Any] = {"query_id": q.query_id}
+        for level, n_gold in (("document", len(q.gold_doc_ids)), ("passage", len(q.gold_passages))):
+            if level == "passage" and not n_gold:
+                continue
+            scores = score(gold_positions(ranked, q.gold_doc_ids, q.gold_passages, level), n_gold)
+            per_level[level].append(scores)
+            row[f"first_{level}"] = scores.first
+        per_query.append(row)
+        if on_question:
+            on_question()
+    metrics = {level: aggregate(values) for level, values in per_level.items() if values}
+    return ModeResult(mode, metrics, per_query, latency)
+
+
+def table_rows(results: list[ModeResult]) -> Iterator[list[str]]:
+    """One row per mode and level: the metrics as fixed-point strings."""
+    for result in results:
+        for level, values in result.metrics.items():
+            yield [result.mode, level, *(f"{values[m]:.3f}" for m in METRICS)]
+
+
+def write_report(results: list[ModeResult], benchmark: Path, out: Path, settings: dict[str, Any]) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"retrieval-{benchmark.stem}.json"
+    payload = {
+        "benchmark": str(benchmark),
+        "questions": len(results[0].per_query) if results else 0,
+        "settings": settings,
+        "modes": {r.mode: {"metrics": r.metrics, "per_query": r.per_query} for r in results},
+    }
+    path.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    return path

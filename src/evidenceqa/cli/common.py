@@ -1,0 +1,72 @@
+"""What every command shares: the consoles, settings from the context, errors, tables, progress."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from evidenceqa import markdown
+from evidenceqa.chunking import STRATEGIES, ChunkingConfig
+from evidenceqa.config import Settings
+
+# Tables are wider than the 80 columns rich assumes when output goes to a file or a pipe.
+out = Console(width=None if sys.stdout.isatty() else 140)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    return ctx.obj
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    err.print(f"[yellow]skipped:[/yellow] {message}", highlight=False, soft_wrap=True)
+
+
+def chunking(settings: Settings, strategy: str | None = None) -> ChunkingConfig:
+    name = strategy or settings.chunk_strategy
+    if name not in STRATEGIES:
+        fail(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
+    return ChunkingConfig(
+        strategy=name,
+        max_words=settings.chunk_max_words,
+        fixed_words=settings.fixed_chunk_words,
+        overview_max_words=settings.overview_max_words,
+    )
+
+
+def emit(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    as_markdown: bool,
+    numeric: Sequence[bool] = (),
+    title: str | None = None,
+) -> None:
+    """Print a table for a person (rich) or for a generated document (Markdown)."""
+    if as_markdown:
+        print(markdown.table(headers, rows, numeric), end="")
+        return
+    table = Table(*headers, title=title)
+    for row in rows:
+        table.add_row(*("" if cell is None else str(cell) for cell in row))
+    out.print(table)
+
+
+@contextmanager
+def progress_bar(description: str, total: int) -> Iterator[Progress]:
+    """A progress bar on stderr with one task; advance it with `bar.advance(bar.task_ids[0], n)`."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err) as bar:
+        bar.add_task(description, total=total or 1)
+        yield bar

@@ -1,0 +1,60 @@
+"""One data home, opened: catalogue, embedder, search backend and retriever, loaded once.
+
+The CLI and the web app are thin shells over an Engine; batch commands reuse one Engine so models
+load once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+
+from evidenceqa.catalogue import Catalogue
+from evidenceqa.config import Settings
+from evidenceqa.embeddings import load_embedder
+from evidenceqa.embeddings.base import Embedder
+from evidenceqa.index import open_backend
+from evidenceqa.index.base import SearchBackend
+from evidenceqa.indexing import SyncReport, indexed_version, pending_chunks, space_name, sync
+from evidenceqa.retrieval import Retriever
+from evidenceqa.vocabulary import vocabulary_from_counts
+
+
+@dataclass
+class Engine:
+    settings: Settings
+    catalogue: Catalogue
+    embedder: Embedder
+    backend: SearchBackend
+
+    @classmethod
+    def open(cls, settings: Settings, backend: str | None = None) -> Engine:
+        catalogue = Catalogue(settings.catalogue_path)
+        embedder = load_embedder(settings)
+        index = open_backend(backend, settings, dim=embedder.dim, space=space_name(embedder))
+        return cls(settings, catalogue, embedder, index)
+
+    def retriever(self, today: date | None = None) -> Retriever:
+        vocabulary = vocabulary_from_counts(self.catalogue.abbreviation_counts())
+        return Retriever(self.settings, self.catalogue, self.backend, self.embedder, vocabulary, today)
+
+    def pending(self) -> int:
+        """Chunks waiting to be indexed."""
+        return pending_chunks(self.catalogue, self.backend, self.embedder)
+
+    def is_current(self) -> bool:
+        return indexed_version(self.catalogue, self.backend, self.embedder) == self.catalogue.index_version
+
+    def sync(self, on_chunks: Callable[[int], None] | None = None) -> SyncReport:
+        return sync(self.catalogue, self.backend, self.embedder, on_chunks)
+
+    def close(self) -> None:
+        self.backend.close()
+        self.catalogue.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,190 @@
+"""Hybrid retrieval: a question in, ranked chunks out, with what was done to get them.
+
+question ─▶ temporal phrase → year filter (or recency boost), phrase removed from the text
+         ─▶ abbreviation expansion from the library's own vocabulary (keyword side)
+         ─▶ keyword (BM25 on analysed terms) and dense (embedding) search, pre-filtered in the engine
+         ─▶ fusion (RRF or weighted, dense weight alpha from the settings, the seed's rules or a
+            learned per-class table) ─▶ chunks from the catalogue
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+from evidenceqa.analysis import analyze
+from evidenceqa.catalogue import Catalogue
+from evidenceqa.config import Settings
+from evidenceqa.documents import Chunk
+from evidenceqa.embeddings.base import Embedder
+from evidenceqa.fusion import Fusion, dense_weights, fuse
+from evidenceqa.index.base import CONTENT_LEVELS, Filters, Hit, SearchBackend
+from evidenceqa.query import Temporal, classify, learned_alpha, parse_temporal, rule_alpha
+from evidenceqa.vocabulary import Vocabulary
+
+SearchMode = Literal["hybrid", "bm25", "dense"]
+# How much a recency question lifts the newest candidate over the oldest (score × (1 + boost)).
+RECENCY_BOOST = 0.5
+
+
+@dataclass
+class SearchResult:
+    rank: int
+    chunk: Chunk
+    score: float
+    ranks: dict[str, int]  # retriever → rank at which it found this chunk
+
+
+@dataclass
+class SearchResponse:
+    question: str
+    query_text: str  # what was embedded: the question without its temporal phrase
+    keyword_terms: str  # what BM25 searched: analysed text plus vocabulary expansions
+    mode: SearchMode
+    filters: dict[str, object]  # every filter applied, user's and parsed
+    temporal: str | None  # how a temporal phrase was read, if there was one
+    expansions: list[tuple[str, str]]
+    query_class: str
+    alpha: float | None
+    results: list[SearchResult]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class Retriever:
+    def __init__(
+        self,
+        settings: Settings,
+        catalogue: Catalogue,
+        backend: SearchBackend,
+        embedder: Embedder,
+        vocabulary: Vocabulary | None = None,
+        today: date | None = None,
+    ) -> None:
+        self.settings = settings
+        self.catalogue = catalogue
+        self.backend = backend
+        self.embedder = embedder
+        self.vocabulary = vocabulary or Vocabulary({})
+        self.today = today or date.today()
+        self.alpha_table = _load_alpha_table(settings.home / "alpha.json")
+
+    def search(
+        self,
+        question: str,
+        k: int | None = None,
+        mode: SearchMode = "hybrid",
+        filters: Filters | None = None,
+        level: Literal["content", "document"] = "content",
+        temporal: bool = True,
+    ) -> SearchResponse:
+        k = k or self.settings.search_k
+        clock = _Clock()
+        parsed = parse_temporal(question, self.today) if temporal else Temporal(text=question)
+        applied = _with_years(filters or Filters(), parsed, level)
+        expansion = self.vocabulary.expand(parsed.text)
+        terms = analyze(expansion.text)
+        clock.lap("parse")
+        query_class = classify(parsed.text)
+        alpha = self._alpha(parsed.text) if mode == "hybrid" else None
+        hits = self._hits(parsed, terms, mode, applied, alpha, k, clock)
+        if parsed.recency:
+            hits = _boost_recent(hits, self.catalogue)
+        results = self._results(hits[:k])
+        clock.lap("fetch")
+        return SearchResponse(
+            question=question,
+            query_text=parsed.text,
+            keyword_terms=terms,
+            mode=mode,
+            filters=applied.describe(),
+            temporal=parsed.describe() if parsed.phrase else None,
+            expansions=list(expansion.added),
+            query_class=query_class,
+            alpha=alpha,
+            results=results,
+            timings_ms=clock.laps,
+        )
+
+    def _hits(self, parsed: Temporal, terms: str, mode: SearchMode, filters: Filters,
+              alpha: float | None, k: int, clock: _Clock) -> list[Hit]:  # fmt: skip
+        fusion = Fusion(self.settings.fusion, alpha if alpha is not None else 0.5, self.settings.rrf_k,
+                        self.settings.fusion_depth)  # fmt: skip
+        # A recency boost re-ranks, so it needs candidates beyond the top k.
+        depth = fusion.depth if mode == "hybrid" or parsed.recency else k
+        lists: dict[str, list[Hit]] = {}
+        if mode in ("hybrid", "dense"):
+            vector = self.embedder.embed_query(parsed.text)
+            clock.lap("embed")
+            lists["dense"] = self.backend.search_dense(vector, depth, filters)
+        if mode in ("hybrid", "bm25") and terms:
+            lists["keyword"] = self.backend.search_keyword(terms, depth, filters)
+        clock.lap("search")
+        if mode != "hybrid":
+            hits = next(iter(lists.values()), [])
+            for rank, hit in enumerate(hits, start=1):
+                hit.ranks = {"dense" if mode == "dense" else "keyword": rank}
+            return hits
+        return fuse(lists, dense_weights(fusion.alpha), fusion, depth)
+
+    def _alpha(self, text: str) -> float:
+        setting = self.settings.alpha
+        if setting == "rules":
+            return rule_alpha(text)
+        if setting == "learned":
+            return learned_alpha(text, self.alpha_table, default=0.5)
+        return float(setting)
+
+    def _results(self, hits: Sequence[Hit]) -> list[SearchResult]:
+        chunks = self.catalogue.get_chunks([hit.chunk_id for hit in hits])
+        return [
+            SearchResult(rank=rank, chunk=chunks[hit.chunk_id], score=hit.score, ranks=dict(hit.ranks))
+            for rank, hit in enumerate((h for h in hits if h.chunk_id in chunks), start=1)
+        ]
+
+
+def _with_years(filters: Filters, parsed: Temporal, level: str) -> Filters:
+    """The user's filters narrowed by the question's years; an explicit user bound wins."""
+    levels = ("document",) if level == "document" else filters.levels or CONTENT_LEVELS
+    return replace(
+        filters,
+        levels=levels,
+        year_min=filters.year_min if filters.year_min is not None else parsed.year_min,
+        year_max=filters.year_max if filters.year_max is not None else parsed.year_max,
+    )
+
+
+def _boost_recent(hits: list[Hit], catalogue: Catalogue) -> list[Hit]:
+    years = catalogue.chunk_years([hit.chunk_id for hit in hits])
+    known = [y for y in years.values() if y is not None]
+    if len(set(known)) < 2:
+        return hits
+    oldest, newest = min(known), max(known)
+    for hit in hits:
+        year = years.get(hit.chunk_id)
+        lift = (year - oldest) / (newest - oldest) if year is not None else 0.0
+        hit.score *= 1 + RECENCY_BOOST * lift
+    return sorted(hits, key=lambda h: -h.score)
+
+
+def _load_alpha_table(path: Path) -> dict[str, float]:
+    """Per query class dense weights chosen by the benchmark harness (absent until it runs)."""
+    if not path.exists():
+        return {}
+    return {str(k): float(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = self._start = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round((now - self._last) * 1000, 2)
+        self.laps["total"] = round((now - self._start) * 1000, 2)
+        self._last = now
