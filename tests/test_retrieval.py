@@ -1,0 +1,109 @@
+"""The retriever end to end on a small real index: temporal handling, recency, expansion, modes."""
+
+import json
+from datetime import date
+
+import pytest
+
+from evidenceqa.chunking import ChunkingConfig
+from evidenceqa.config import Settings
+from evidenceqa.engine import Engine
+from evidenceqa.ingest import Ingestor
+
+DOCS = [
+    (
+        "old-ssi",
+        2004,
+        "Surgical site infection (SSI) after hip replacement was reduced by antibiotic prophylaxis.",
+    ),
+    (
+        "new-ssi",
+        2021,
+        "Surgical site infection (SSI) rates fell with chlorhexidine-alcohol skin preparation.",
+    ),
+    ("mid-ssi", 2012, "Surgical site infection (SSI) surveillance in orthopaedic wards."),
+    ("masks", 2020, "Surgical masks reduce droplet transmission in the operating room."),
+    ("undated", None, "Hand hygiene before surgery prevents infection."),
+]
+QUESTIONS = [
+    "How can surgical site infection be prevented?",
+    "Do surgical masks reduce droplet transmission?",
+    "What is hand hygiene?",
+]
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory, models_dir):
+    home = tmp_path_factory.mktemp("home")
+    source = home / "lib.jsonl"
+    source.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "doc_id": d,
+                    "title": f"Study {d}",
+                    "year": y,
+                    "sections": [{"heading": "Results", "paragraphs": [t]}],
+                }
+            )
+            for d, y, t in DOCS
+        )
+    )
+    with Engine.open(Settings(home=home / "data", models_dir=models_dir)) as opened:
+        Ingestor(opened.catalogue, ChunkingConfig()).ingest_file(source)
+        opened.sync()
+        yield opened
+
+
+@pytest.fixture
+def retriever(engine):
+    return engine.retriever(today=date(2026, 11, 29))
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_questions_without_temporal_intent_score_the_same_with_it_on_and_off(retriever, question):
+    on = retriever.search(question, k=5)
+    off = retriever.search(question, k=5, temporal=False)
+    assert on.temporal is None and on.filters == {}
+    assert [(r.chunk.chunk_id, r.score) for r in on.results] == [
+        (r.chunk.chunk_id, r.score) for r in off.results
+    ]
+
+
+def test_explicit_years_filter_and_are_reported(retriever):
+    response = retriever.search("surgical site infection before 2013", k=5)
+    assert response.filters == {"year_max": 2012}
+    assert response.query_text == "surgical site infection"
+    assert "year ≤ 2012" in response.temporal
+    assert {r.chunk.doc_id for r in response.results} == {"old-ssi", "mid-ssi"}
+
+
+def test_last_n_years_excludes_undated_documents(retriever):
+    response = retriever.search("infection prevention in the last 10 years", k=10)
+    assert response.filters == {"year_min": 2017}
+    assert {r.chunk.doc_id for r in response.results} <= {"new-ssi", "masks"}
+
+
+def test_recency_boost_lifts_newer_evidence_without_filtering(retriever):
+    plain = [r.chunk.doc_id for r in retriever.search("surgical site infection SSI", k=3).results]
+    recent = retriever.search("latest evidence on surgical site infection SSI", k=3)
+    assert recent.filters == {} and "newer documents first" in recent.temporal
+    assert recent.results[0].chunk.doc_id == "new-ssi"
+    assert set(plain) == {r.chunk.doc_id for r in recent.results}
+
+
+def test_vocabulary_mined_at_ingest_expands_abbreviations(retriever):
+    response = retriever.search("SSI after hip replacement", k=3, mode="bm25")
+    assert [(a, b.lower()) for a, b in response.expansions] == [("SSI", "surgical site infection")]
+    assert "surgic site infect" in response.keyword_terms
+    assert response.results[0].chunk.doc_id == "old-ssi"
+
+
+@pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
+def test_each_mode_reports_which_retriever_found_each_result(retriever, mode):
+    response = retriever.search("surgical masks droplet transmission", k=3, mode=mode)
+    assert response.results[0].chunk.doc_id == "masks"
+    expected = {"bm25": {"keyword"}, "dense": {"dense"}, "hybrid": {"keyword", "dense"}}[mode]
+    assert set(response.results[0].ranks) == expected
+    assert (response.alpha is None) == (mode != "hybrid")
+    assert set(response.timings_ms) >= {"parse", "search", "fetch", "total"}
