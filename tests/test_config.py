@@ -46,3 +46,14 @@ def test_invalid_values_are_rejected(monkeypatch):
     monkeypatch.setenv("EVIDENCEQA_CHUNK_STRATEGY", "sentences")
     with pytest.raises(ValidationError, match="chunk_strategy"):
         Settings()
+
+
+@pytest.mark.parametrize("value", ["1.5", "-0.1", "dense", ""])
+def test_alpha_must_be_a_weight_or_a_rule_name(value):
+    with pytest.raises(ValidationError, match="alpha is a number from 0 to 1"):
+        Settings(alpha=value)
+
+
+@pytest.mark.parametrize("value", ["0", "0.3", "1", "rules", "learned"])
+def test_alpha_accepts_weights_and_rule_names(value):
+    assert Settings(alpha=value).alpha == value
