@@ -7,7 +7,7 @@ catalogue, the source of truth, so an index can always be rebuilt from it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -55,6 +55,43 @@ class Filters:
             for name, value in self.__dict__.items()
             if value != getattr(default, name)
         }
+
+
+@dataclass(frozen=True)
+class FilterDialect:
+    """How one engine spells the filter predicates; `{f}` is the field, `{v}` the quoted values."""
+
+    member: str  # e.g. "{f} IN ({v})"
+    not_member: str
+    any_of: str  # for list fields (topics)
+    conjunction: str  # " AND "
+    quote: Callable[[str], str]
+
+
+def render_filters(filters: Filters, dialect: FilterDialect) -> str:
+    """The filters as one predicate in the engine's syntax ("" when nothing is filtered).
+
+    An empty tuple means "no restriction" for every field, `levels` included. `year >= n` and
+    `year <= n` are false for a NULL year, so a year bound drops documents of unknown year.
+    """
+
+    def values(items: tuple[str, ...]) -> str:
+        return ", ".join(dialect.quote(item) for item in items)
+
+    memberships = [
+        (dialect.member, "hierarchy_level", filters.levels),
+        (dialect.member, "collection", filters.collections),
+        (dialect.member, "doc_type", filters.doc_types),
+        (dialect.any_of, "topics", filters.topics),
+        (dialect.member, "doc_id", filters.doc_ids),
+        (dialect.not_member, "doc_id", filters.exclude_doc_ids),
+    ]
+    parts = [template.format(f=field, v=values(items)) for template, field, items in memberships if items]
+    if filters.year_min is not None:
+        parts.append(f"year >= {int(filters.year_min)}")
+    if filters.year_max is not None:
+        parts.append(f"year <= {int(filters.year_max)}")
+    return dialect.conjunction.join(parts)
 
 
 @dataclass

@@ -16,7 +16,7 @@ replaced rows. Ingest can add many small batches without re-indexing after each 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import lancedb
@@ -26,7 +26,7 @@ from lancedb.index import FTS, Bitmap, BTree, LabelList
 from lancedb.query import MatchQuery
 
 from evidenceqa.fusion import Fusion, hybrid_search
-from evidenceqa.index.base import Filters, Hit, IndexRecord
+from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, render_filters
 
 FTS_INDEX = "terms_idx"
 # Scalar indexes on the filter fields: cheap to build, they keep pre-filtering fast at scale.
@@ -73,34 +73,15 @@ def sql_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _sql_list(values: Iterable[str]) -> str:
-    return ", ".join(sql_literal(v) for v in values)
+_DIALECT = FilterDialect(
+    member="{f} IN ({v})", not_member="{f} NOT IN ({v})", any_of="array_has_any({f}, [{v}])",
+    conjunction=" AND ", quote=sql_literal,
+)  # fmt: skip
 
 
 def filter_sql(filters: Filters) -> str | None:
-    """The `Filters` as a SQL predicate, or None when nothing is filtered.
-
-    An empty tuple means "no restriction" for every field, `levels` included.
-    `year >= n` / `year <= n` are false for NULL years, so a year bound drops unknown years.
-    """
-    parts: list[str] = []
-    if filters.levels:
-        parts.append(f"hierarchy_level IN ({_sql_list(filters.levels)})")
-    if filters.year_min is not None:
-        parts.append(f"year >= {int(filters.year_min)}")
-    if filters.year_max is not None:
-        parts.append(f"year <= {int(filters.year_max)}")
-    if filters.collections:
-        parts.append(f"collection IN ({_sql_list(filters.collections)})")
-    if filters.doc_types:
-        parts.append(f"doc_type IN ({_sql_list(filters.doc_types)})")
-    if filters.topics:
-        parts.append(f"array_has_any(topics, [{_sql_list(filters.topics)}])")
-    if filters.doc_ids:
-        parts.append(f"doc_id IN ({_sql_list(filters.doc_ids)})")
-    if filters.exclude_doc_ids:
-        parts.append(f"doc_id NOT IN ({_sql_list(filters.exclude_doc_ids)})")
-    return " AND ".join(parts) or None
+    """The `Filters` as a SQL predicate, or None when nothing is filtered."""
+    return render_filters(filters, _DIALECT) or None
 
 
 def _best_first(hits: list[Hit]) -> list[Hit]:
@@ -202,7 +183,9 @@ class LanceDBBackend:
     def delete(self, doc_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(doc_ids))
         for start in range(0, len(ids), _IN_LIST_CHUNK):
-            self._table.delete(f"doc_id IN ({_sql_list(ids[start : start + _IN_LIST_CHUNK])})")
+            self._table.delete(
+                filter_sql(Filters(levels=(), doc_ids=tuple(ids[start : start + _IN_LIST_CHUNK])))
+            )
             self._stale = True
 
     # -- reads ----------------------------------------------------------------------------

@@ -30,7 +30,7 @@ Notes from checking milvus-lite 3.2.2 (the pure-Python Milvus Lite):
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
 from evidenceqa.fusion import Fusion, hybrid_search
-from evidenceqa.index.base import Filters, Hit, IndexRecord
+from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, render_filters
 
 ID_MAX_LENGTH = 512
 FIELD_MAX_LENGTH = 512
@@ -73,33 +73,15 @@ def string_literal(value: str) -> str:
     return f'"{escaped}"'
 
 
-def _list(values: Iterable[str]) -> str:
-    return "[" + ", ".join(string_literal(v) for v in values) + "]"
+_DIALECT = FilterDialect(
+    member="{f} in [{v}]", not_member="{f} not in [{v}]", any_of="ARRAY_CONTAINS_ANY({f}, [{v}])",
+    conjunction=" and ", quote=string_literal,
+)  # fmt: skip
 
 
 def filter_expr(filters: Filters) -> str:
-    """The `Filters` as a Milvus boolean expression ("" when nothing is filtered).
-
-    An empty tuple means "no restriction" for every field, `levels` included.
-    """
-    parts: list[str] = []
-    if filters.levels:
-        parts.append(f"hierarchy_level in {_list(filters.levels)}")
-    if filters.year_min is not None:
-        parts.append(f"year >= {int(filters.year_min)}")
-    if filters.year_max is not None:
-        parts.append(f"year <= {int(filters.year_max)}")
-    if filters.collections:
-        parts.append(f"collection in {_list(filters.collections)}")
-    if filters.doc_types:
-        parts.append(f"doc_type in {_list(filters.doc_types)}")
-    if filters.topics:
-        parts.append(f"ARRAY_CONTAINS_ANY(topics, {_list(filters.topics)})")
-    if filters.doc_ids:
-        parts.append(f"doc_id in {_list(filters.doc_ids)}")
-    if filters.exclude_doc_ids:
-        parts.append(f"doc_id not in {_list(filters.exclude_doc_ids)}")
-    return " and ".join(parts)
+    """The `Filters` as a Milvus boolean expression ("" when nothing is filtered)."""
+    return render_filters(filters, _DIALECT)
 
 
 def _truncate_utf8(text: str, limit: int) -> str:
@@ -286,7 +268,10 @@ class MilvusBackend:
     def delete(self, doc_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(doc_ids))
         for start in range(0, len(ids), _IN_LIST_CHUNK):
-            self._c.delete(self.collection, filter=f"doc_id in {_list(ids[start : start + _IN_LIST_CHUNK])}")
+            self._c.delete(
+                self.collection,
+                filter=filter_expr(Filters(levels=(), doc_ids=tuple(ids[start : start + _IN_LIST_CHUNK]))),
+            )
             self._unflushed = self._lite_path is not None
 
     # -- reads ----------------------------------------------------------------------------
