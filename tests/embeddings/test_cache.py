@@ -103,7 +103,7 @@ def test_model_ids_do_not_share_vectors(cache: EmbeddingCache) -> None:
     assert other.calls == [["alpha"]]
 
 
-def test_queries_are_cached_apart_from_documents(cache: EmbeddingCache) -> None:
+def test_queries_are_remembered_in_memory_only(cache: EmbeddingCache) -> None:
     inner = CountingEmbedder()
     cached = CachedEmbedder(inner, cache)
     cached.embed(["alpha"])
@@ -112,6 +112,10 @@ def test_queries_are_cached_apart_from_documents(cache: EmbeddingCache) -> None:
     np.testing.assert_array_equal(cached.embed_query("alpha"), query)
     assert len(inner.calls) == 2
     assert query.shape == (4,)
+    # A new process (a new CachedEmbedder on the same file) embeds the question again: it was not stored.
+    again = CountingEmbedder()
+    CachedEmbedder(again, cache).embed_query("alpha")
+    assert again.calls == [["query:alpha"]]
 
 
 def test_many_texts_are_committed_in_chunks(cache: EmbeddingCache) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -16,8 +17,9 @@ from evidenceqa.embeddings.base import Embedder, no_texts
 _LOOKUP_CHUNK = 500
 # Misses are embedded and committed this many at a time, so an interrupted ingest keeps its progress.
 _COMMIT_EVERY = 1024
-# Query vectors may differ from document vectors of the same text (query prefixes), so they are kept apart.
-_QUERY_SUFFIX = "#query"
+# Recent question vectors, in memory only: a repeated question skips the model, and clinicians'
+# questions are never written to disk by the cache.
+_QUERY_MEMORY = 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -81,6 +83,7 @@ class CachedEmbedder:
         self.embedder = embedder
         self.cache = cache
         self.model_id = embedder.model_id
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @property
     def dim(self) -> int:
@@ -93,8 +96,14 @@ class CachedEmbedder:
         return self._cached(self.model_id, texts, self.embedder.embed)
 
     def embed_query(self, text: str) -> np.ndarray:
-        embed_one = self.embedder.embed_query
-        return self._cached(self.model_id + _QUERY_SUFFIX, [text], lambda t: embed_one(t[0])[None, :])[0]
+        if text in self._queries:
+            self._queries.move_to_end(text)
+            return self._queries[text]
+        vector = self.embedder.embed_query(text)
+        self._queries[text] = vector
+        if len(self._queries) > _QUERY_MEMORY:
+            self._queries.popitem(last=False)
+        return vector
 
     def _cached(self, key: str, texts: Sequence[str], embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         hashes = [content_hash(t) for t in texts]
