@@ -79,20 +79,30 @@ def _f(value: float | None) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("benchmarks", type=Path, nargs="+")
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--alphas", default="0.1,0.2,0.3,0.4,0.5,0.6")
     parser.add_argument("--limit", type=int, default=None)
     args = parser.parse_args()
     alphas = [float(a) for a in args.alphas.split(",")]
-    headers = ["Method", "Tune: doc MRR@10", "Tune: passage MRR@10", "Held-out: doc MRR@10", "Held-out: passage MRR@10"]
+    headers = [
+        "Method",
+        "Tune: doc MRR@10",
+        "Tune: passage MRR@10",
+        "Held-out: doc MRR@10",
+        "Held-out: passage MRR@10",
+    ]
     with Engine.open(load_settings(home=args.home)) as engine:
         retriever = engine.retriever()
         for path in args.benchmarks:
             questions = read_questions(path, args.limit)
             data = [(q, *candidates(retriever, q)) for q in questions]
-            print(f"**{path.stem}** ({len(questions)} questions: {len(data[0::2])} tune, {len(data[1::2])} held out)\n")
+            print(
+                f"**{path.stem}** ({len(questions)} questions: {len(data[0::2])} tune, {len(data[1::2])} held out)\n"
+            )
             print(markdown.table(headers, grid(data, alphas), [False, True, True, True, True]))
 
 

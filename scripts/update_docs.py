@@ -1,7 +1,9 @@
 """Regenerate the generated blocks of the docs, so no figure in them is typed by hand.
 
 A block is written between `<!-- generated: COMMAND -->` and `<!-- end generated -->`; COMMAND is
-an `evidenceqa` sub-command line whose standard output replaces the block's content.
+`evidenceqa …` (the CLI) or a Python script of this repository with its arguments, and its
+standard output replaces the block's content. Blocks marked `generated-measurement:` hold timings
+and memory, which differ from run to run: `--check` skips them.
 Run: .venv/bin/python scripts/update_docs.py [--check] [FILES...] (default: every docs/*.md).
 """
 
@@ -15,19 +17,28 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BLOCK = re.compile(r"(<!-- generated: (?P<command>.+?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
+BLOCK = re.compile(
+    r"(<!-- (?P<kind>generated|generated-measurement): (?P<command>.+?) -->\n)(?P<body>.*?)(<!-- end generated -->)",
+    re.S,
+)
 
 
-def render(text: str) -> str:
+def render(text: str, measurements: bool = True, only: str = "") -> str:
     def replace(match: re.Match[str]) -> str:
-        output = run(match.group("command"))
-        return f"{match.group(1)}{output}{match.group(4)}"
+        skipped = match.group("kind") == "generated-measurement" and not measurements
+        if skipped or only not in match.group("command"):
+            return match.group(0)
+        return f"{match.group(1)}{run(match.group('command'))}{match.group(5)}"
 
     return BLOCK.sub(replace, text)
 
 
 def run(command: str) -> str:
-    args = [sys.executable, "-m", "evidenceqa", *shlex.split(command)]
+    words = shlex.split(command)
+    if words[0] == "evidenceqa":
+        args = [sys.executable, "-m", "evidenceqa", *words[1:]]
+    else:
+        args = [sys.executable, *words]
     result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, check=True)
     return result.stdout
 
@@ -35,12 +46,13 @@ def run(command: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail if a block is out of date")
+    parser.add_argument("--only", default="", help="regenerate only blocks whose command contains this")
     parser.add_argument("files", nargs="*", type=Path)
     args = parser.parse_args()
     stale = []
     for path in args.files or sorted((REPO / "docs").glob("*.md")):
         text = path.read_text(encoding="utf-8")
-        new = render(text)
+        new = render(text, measurements=not args.check, only=args.only)
         if new != text:
             stale.append(path)
             if not args.check:
