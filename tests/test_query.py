@@ -15,6 +15,7 @@ from evidenceqa.query import (
     learned_alpha,
     parse_temporal,
     rule_alpha,
+    scoped,
 )
 
 TODAY = date(2026, 11, 29)
@@ -321,3 +322,29 @@ def test_learned_alpha_looks_up_the_class() -> None:
     assert learned_alpha("Is CHG better than iodine for SSI?", table, default=0.5) == 0.5
     with pytest.raises(ValueError, match="outside"):
         learned_alpha("What is MRSA?", {"definition": 1.5}, default=0.5)
+
+
+@pytest.mark.parametrize(
+    ("question", "text_kept", "year_min", "year_max"),
+    [
+        ("In 2010, how many cases of tuberculosis were estimated in China?", True, 2010, None),
+        ("What was the prevalence in Shandong in 2010?", True, 2010, None),
+        ("How many surgical site infections occurred between 2012 and 2016?", True, 2012, None),
+        ("Which outbreaks happened before 2010?", True, None, None),
+        ("How has the childhood population grown in the last two decades?", True, None, None),
+        ("Studies since 2015 on chlorhexidine skin preparation", False, 2015, None),
+        ("What do guidelines published before 2010 say about shaving?", False, None, 2009),
+        ("What is the evidence from the last 5 years on tranexamic acid?", False, 2022, None),
+        ("trials in 2016 on antibiotic prophylaxis", False, 2016, 2016),
+    ],
+)
+def test_scope_separates_evidence_dates_from_event_dates(question, text_kept, year_min, year_max):
+    read = scoped(parse_temporal(question, TODAY), question)
+    assert (read.text == question) is text_kept
+    assert (read.year_min, read.year_max) == (year_min, year_max)
+    assert read.scope == ("event" if text_kept else "publication")
+
+
+def test_scope_leaves_questions_without_time_alone():
+    question = "Can chlorhexidine gluconate be used on mucous membranes?"
+    assert scoped(parse_temporal(question, TODAY), question) == Temporal(text=question)

@@ -99,10 +99,14 @@ class Temporal:
     year_max: int | None = None
     recency: bool = False  # "latest" & co. with no years: boost newer documents, filter nothing
     phrase: str | None = None  # the phrases found, as written, joined by ", "
+    scope: Literal["publication", "event"] = "publication"  # what the years are about (see `scoped`)
 
     def describe(self) -> str:
         """A short human line for results: "year ≥ 2021 (from 'since 2021')"."""
         lo, hi = self.year_min, self.year_max
+        if self.scope == "event":
+            limit = f"documents from {lo} on" if lo is not None else "no year filter"
+            return f"{limit} ('{self.phrase}' dates what is asked about, not the evidence)"
         if lo is not None and lo == hi:
             what = f"year = {lo}"
         elif lo is not None and hi is not None:
@@ -264,6 +268,29 @@ def parse_temporal(question: str, today: date) -> Temporal:
     phrase = ", ".join(" ".join(question[s:e].split()) for s, e in kept)
     recency = recency and lo is None and hi is None  # explicit years win over "latest"
     return Temporal(_remove(question, kept), lo, hi, recency, phrase)
+
+
+# Words that make a time phrase limit the evidence itself ("studies since 2015", "guidelines
+# published before 2010"); without them, a year dates what is asked about ("In 2010, how many
+# cases…?").
+_PUBLICATION_INTENT = re.compile(
+    rf"\b(?:published|publications?|evidence|literature|research|{_PUB_NOUNS})\b", re.I
+)
+_RELATIVE = re.compile(r"\b(?:last|past|recent|this|next|decades?)\b", re.I)
+
+
+def scoped(parsed: Temporal, question: str) -> Temporal:
+    """`parsed` read for search: about publications, or about events.
+
+    A phrase about publications filters on publication year and leaves the searched text. A year
+    about events keeps its words in the text (they help matching) and only tells that the evidence
+    cannot predate it: "in 2010" or "since 2010" → documents from 2010 on. A relative span about
+    events ("grown in the last two decades") sets no filter at all.
+    """
+    if parsed.phrase is None or parsed.recency or _PUBLICATION_INTENT.search(question):
+        return parsed
+    year_min = None if _RELATIVE.search(parsed.phrase) else parsed.year_min
+    return Temporal(text=question, year_min=year_min, phrase=parsed.phrase, scope="event")
 
 
 def _matches(question: str, today: date) -> list[tuple[int, int, Bounds]]:

@@ -1,6 +1,8 @@
 """Hybrid retrieval: a question in, ranked chunks out, with what was done to get them.
 
-question ─▶ temporal phrase → year filter (or recency boost), phrase removed from the text
+question ─▶ temporal phrase → year filter (or recency boost); a phrase about the evidence
+            ("studies since 2015") is removed from the text, one about events ("in 2010, how
+            many cases…") stays and only rules out evidence older than the event
          ─▶ abbreviation expansion from the library's own vocabulary (keyword side)
          ─▶ keyword (BM25 on analysed terms) and dense (embedding) search, pre-filtered in the engine
          ─▶ fusion (RRF or weighted, dense weight alpha from the settings, the seed's rules or a
@@ -24,7 +26,7 @@ from evidenceqa.documents import Chunk
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.fusion import Fusion, dense_weights, fuse
 from evidenceqa.index.base import CONTENT_LEVELS, Filters, Hit, SearchBackend
-from evidenceqa.query import Temporal, classify, learned_alpha, parse_temporal, rule_alpha
+from evidenceqa.query import Temporal, classify, learned_alpha, parse_temporal, rule_alpha, scoped
 from evidenceqa.vocabulary import Vocabulary
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
@@ -84,7 +86,9 @@ class Retriever:
     ) -> SearchResponse:
         k = k or self.settings.search_k
         clock = _Clock()
-        parsed = parse_temporal(question, self.today) if temporal else Temporal(text=question)
+        parsed = (
+            scoped(parse_temporal(question, self.today), question) if temporal else Temporal(text=question)
+        )
         applied = _with_years(filters or Filters(), parsed, level)
         expansion = self.vocabulary.expand(parsed.text)
         terms = analyze(expansion.text)
