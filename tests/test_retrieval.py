@@ -117,3 +117,20 @@ def test_a_year_about_events_keeps_its_words_and_only_rules_out_older_evidence(r
     assert {r.chunk.doc_id for r in response.results} <= {"mid-ssi", "new-ssi", "masks"}
     relative = retriever.search("How have infection rates changed over the last two decades?", k=5)
     assert relative.filters == {} and relative.query_text.endswith("last two decades?")
+
+
+def test_learned_alpha_needs_its_table_and_then_uses_it(engine, tmp_path):
+    settings = engine.settings.model_copy(update={"alpha": "learned", "home": tmp_path})
+    learned = Engine(settings, engine.catalogue, engine.embedder, engine.backend)
+    with pytest.raises(ValueError, match="alpha = 'learned' needs the per-class table"):
+        learned.retriever()
+    (tmp_path / "alpha.json").write_text('{"general": 0.9, "definition": 0.1}')
+    retriever = learned.retriever()
+    assert retriever.search("Do surgical masks reduce droplet transmission?", k=1).alpha == 0.9
+    assert retriever.search("What is hand hygiene?", k=1).alpha == 0.1
+    assert (
+        retriever.search("SSI after THA with MRSA and 2 mg dose", k=1).alpha == 0.3
+    )  # class not in the table
+    (tmp_path / "alpha.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a table of query class"):
+        learned.retriever()

@@ -30,6 +30,8 @@ from evidenceqa.query import Temporal, classify, learned_alpha, parse_temporal, 
 from evidenceqa.vocabulary import Vocabulary
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
+# A query class the learned table does not cover takes the measured fixed default (docs/retrieval.md).
+LEARNED_FALLBACK_ALPHA = 0.3
 # How much a recency question lifts the newest candidate over the oldest (score × (1 + boost)).
 RECENCY_BOOST = 0.5
 
@@ -73,7 +75,9 @@ class Retriever:
         self.embedder = embedder
         self.vocabulary = vocabulary or Vocabulary({})
         self.today = today or date.today()
-        self.alpha_table = _load_alpha_table(settings.home / "alpha.json")
+        self.alpha_table = (
+            _load_alpha_table(settings.home / "alpha.json") if settings.alpha == "learned" else {}
+        )
 
     def search(
         self,
@@ -140,7 +144,7 @@ class Retriever:
         if setting == "rules":
             return rule_alpha(text)
         if setting == "learned":
-            return learned_alpha(text, self.alpha_table, default=0.5)
+            return learned_alpha(text, self.alpha_table, default=LEARNED_FALLBACK_ALPHA)
         return float(setting)
 
     def _results(self, hits: Sequence[Hit]) -> list[SearchResult]:
@@ -176,10 +180,17 @@ def _boost_recent(hits: list[Hit], catalogue: Catalogue) -> list[Hit]:
 
 
 def _load_alpha_table(path: Path) -> dict[str, float]:
-    """Per query class dense weights chosen by the benchmark harness (absent until it runs)."""
-    if not path.exists():
-        return {}
-    return {str(k): float(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
+    """Per query class dense weights, learned by `benchmarks/fusion_grid.py --write-alpha`."""
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+        return {str(name): float(value) for name, value in table.items()}
+    except FileNotFoundError:
+        raise ValueError(
+            f"alpha = 'learned' needs the per-class table {path}: "
+            f"run benchmarks/fusion_grid.py --home {path.parent} --write-alpha {path} BENCHMARK..."
+        ) from None
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise ValueError(f"{path}: not a table of query class → dense weight ({exc})") from None
 
 
 class _Clock:

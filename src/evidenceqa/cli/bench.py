@@ -11,7 +11,7 @@ from evidenceqa.bench import retrieval as bench_retrieval
 from evidenceqa.bench.metrics import METRICS
 from evidenceqa.cli.app import bench_app
 from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of
-from evidenceqa.cli.search import open_engine
+from evidenceqa.cli.search import open_engine, open_retriever
 
 MODES = ("bm25", "dense", "hybrid")
 
@@ -40,7 +40,7 @@ def retrieval(
     with open_engine(settings) as engine:
         if not engine.is_current():
             fail(f"{engine.pending()} chunks are not indexed yet: run `evidenceqa index` first")
-        retriever = engine.retriever()
+        retriever = open_retriever(engine)
         results = []
         for m in modes:
             with progress_bar(f"{benchmark.stem} · {m}", len(questions)) as bar:

@@ -15,13 +15,20 @@ from evidenceqa.config import Settings
 from evidenceqa.embeddings import EmbeddingError
 from evidenceqa.engine import Engine
 from evidenceqa.index.base import Filters
-from evidenceqa.retrieval import SearchResponse, SearchResult
+from evidenceqa.retrieval import Retriever, SearchResponse, SearchResult
 
 
 def open_engine(settings: Settings) -> Engine:
     try:
         return Engine.open(settings)
     except (EmbeddingError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+
+
+def open_retriever(engine: Engine) -> Retriever:
+    try:
+        return engine.retriever()
+    except ValueError as exc:
         fail(str(exc))
 
 
@@ -109,7 +116,7 @@ def search(
             err.print(
                 f"[yellow]note:[/yellow] {engine.pending()} chunks are not indexed yet: run `evidenceqa index`"
             )
-        retriever = engine.retriever()
+        retriever = open_retriever(engine)
         if queries is not None:
             _batch(retriever, queries, out_path, options)
             return
