@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -40,3 +41,18 @@ def library_dir(shared_data: Path) -> Path:
 def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder of derived models (the MiniLM ONNX export) for every data home in the session."""
     return tmp_path_factory.mktemp("models")
+
+
+def write_library(path: Path, docs: list[tuple[str, int | None, str]]) -> Path:
+    """A library JSONL of one-paragraph documents: (doc_id, year, text) → "Study <doc_id>"."""
+    rows = [
+        {
+            "doc_id": d,
+            "title": f"Study {d}",
+            "year": y,
+            "sections": [{"heading": "Results", "paragraphs": [t]}],
+        }
+        for d, y, t in docs
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path

@@ -1,6 +1,5 @@
 """The index follows the catalogue: add, change, remove, interrupted syncs — on both backends."""
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ from evidenceqa.config import Settings
 from evidenceqa.engine import Engine
 from evidenceqa.index.base import Filters
 from evidenceqa.ingest import Ingestor
+from tests.conftest import write_library
 
 DOCS = [
     ("shave", 2007, "Shaving the incision site before spinal surgery increased postoperative infection."),
@@ -17,22 +17,6 @@ DOCS = [
     ("chg", 2015, "Chlorhexidine gluconate should not be used on mucous membranes such as the eyes."),
     ("hands", 1999, "Alcohol hand rub before surgery is as effective as surgical scrubbing."),
 ]
-
-
-def _write(path: Path, docs: list[tuple[str, int, str]]) -> Path:
-    lines = [
-        json.dumps(
-            {
-                "doc_id": d,
-                "title": f"Study {d}",
-                "year": y,
-                "sections": [{"heading": "Results", "paragraphs": [t]}],
-            }
-        )
-        for d, y, t in docs
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 @pytest.fixture(params=["lancedb", "milvus"])
@@ -51,7 +35,7 @@ def _top_doc(engine: Engine, question: str, **kwargs) -> list[str]:
 
 
 def test_sync_indexes_everything_once(engine, tmp_path):
-    _ingest(engine, _write(tmp_path / "lib.jsonl", DOCS))
+    _ingest(engine, write_library(tmp_path / "lib.jsonl", DOCS))
     assert not engine.is_current() and engine.pending() == 8
     report = engine.sync()
     assert (report.documents_added, report.chunks_added) == (4, 8)
@@ -61,10 +45,12 @@ def test_sync_indexes_everything_once(engine, tmp_path):
 
 
 def test_changed_and_removed_documents_follow_the_catalogue(engine, tmp_path):
-    source = _write(tmp_path / "lib.jsonl", DOCS)
+    source = write_library(tmp_path / "lib.jsonl", DOCS)
     _ingest(engine, source)
     engine.sync()
-    _write(source, [*DOCS[1:3], ("shave", 2007, "Clipping hair instead of shaving avoids skin nicks.")])
+    write_library(
+        source, [*DOCS[1:3], ("shave", 2007, "Clipping hair instead of shaving avoids skin nicks.")]
+    )
     _ingest(engine, source)
     report = engine.sync()
     assert (report.documents_added, report.documents_deleted) == (1, 1)
@@ -75,7 +61,7 @@ def test_changed_and_removed_documents_follow_the_catalogue(engine, tmp_path):
 
 
 def test_an_interrupted_sync_is_completed_by_the_next(engine, tmp_path):
-    _ingest(engine, _write(tmp_path / "lib.jsonl", DOCS))
+    _ingest(engine, write_library(tmp_path / "lib.jsonl", DOCS))
 
     def crash(_n: int) -> None:
         raise KeyboardInterrupt
@@ -88,7 +74,7 @@ def test_an_interrupted_sync_is_completed_by_the_next(engine, tmp_path):
 
 
 def test_year_filters_and_overview_level_through_the_retriever(engine, tmp_path):
-    _ingest(engine, _write(tmp_path / "lib.jsonl", DOCS))
+    _ingest(engine, write_library(tmp_path / "lib.jsonl", DOCS))
     engine.sync()
     response = engine.retriever().search("infection prevention in surgery since 2010", k=10)
     assert response.filters == {"year_min": 2010}

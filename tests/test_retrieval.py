@@ -1,6 +1,5 @@
 """The retriever end to end on a small real index: temporal handling, recency, expansion, modes."""
 
-import json
 from datetime import date
 
 import pytest
@@ -9,6 +8,7 @@ from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
 from evidenceqa.engine import Engine
 from evidenceqa.ingest import Ingestor
+from tests.conftest import write_library
 
 DOCS = [
     (
@@ -35,20 +35,7 @@ QUESTIONS = [
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory, models_dir):
     home = tmp_path_factory.mktemp("home")
-    source = home / "lib.jsonl"
-    source.write_text(
-        "\n".join(
-            json.dumps(
-                {
-                    "doc_id": d,
-                    "title": f"Study {d}",
-                    "year": y,
-                    "sections": [{"heading": "Results", "paragraphs": [t]}],
-                }
-            )
-            for d, y, t in DOCS
-        )
-    )
+    source = write_library(home / "lib.jsonl", DOCS)
     with Engine.open(Settings(home=home / "data", models_dir=models_dir)) as opened:
         Ingestor(opened.catalogue, ChunkingConfig()).ingest_file(source)
         opened.sync()

@@ -94,6 +94,14 @@ def render_filters(filters: Filters, dialect: FilterDialect) -> str:
     return dialect.conjunction.join(parts)
 
 
+def query_vector(vector: np.ndarray, dim: int, where: object) -> np.ndarray:
+    """The query as a flat float32 vector, or a clear error when it is not of the index's dimension."""
+    query = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if query.shape[0] != dim:
+        raise ValueError(f"index at {where} holds {dim}-dim vectors; the query has {query.shape[0]}")
+    return query
+
+
 @dataclass
 class Hit:
     chunk_id: str

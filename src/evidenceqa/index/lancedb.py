@@ -26,7 +26,7 @@ from lancedb.index import FTS, Bitmap, BTree, LabelList
 from lancedb.query import MatchQuery
 
 from evidenceqa.fusion import Fusion, hybrid_search
-from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, render_filters
+from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, query_vector, render_filters
 
 FTS_INDEX = "terms_idx"
 # Scalar indexes on the filter fields: cheap to build, they keep pre-filtering fast at scale.
@@ -193,11 +193,7 @@ class LanceDBBackend:
     def search_dense(self, vector: np.ndarray, k: int, filters: Filters) -> list[Hit]:
         if k <= 0:
             return []
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if query.shape[0] != self.dim:
-            raise ValueError(
-                f"index at {self.path} holds {self.dim}-dim vectors; the query has {query.shape[0]}"
-            )
+        query = query_vector(vector, self.dim, self.path)
         self._sync_indexes()
         # Exact search: there is no vector index yet. With an ANN index, set nprobes/refine_factor
         # here (or .bypass_vector_index() for an exact check).

@@ -38,7 +38,7 @@ import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
 from evidenceqa.fusion import Fusion, hybrid_search
-from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, render_filters
+from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, query_vector, render_filters
 
 ID_MAX_LENGTH = 512
 FIELD_MAX_LENGTH = 512
@@ -299,11 +299,7 @@ class MilvusBackend:
     def search_dense(self, vector: np.ndarray, k: int, filters: Filters) -> list[Hit]:
         if k <= 0:
             return []
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if query.shape[0] != self.dim:
-            raise ValueError(
-                f"index at {self.uri} holds {self.dim}-dim vectors; the query has {query.shape[0]}"
-            )
+        query = query_vector(vector, self.dim, self.uri)
         return self._search(query.tolist(), "vector", "COSINE", k, filters)
 
     def search_keyword(self, terms: str, k: int, filters: Filters) -> list[Hit]:
