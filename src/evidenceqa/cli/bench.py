@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from evidenceqa.bench import retrieval as bench_retrieval
+from evidenceqa.bench import temporal as bench_temporal
 from evidenceqa.bench.metrics import METRICS
 from evidenceqa.cli.app import bench_app
 from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of
@@ -62,3 +64,48 @@ def retrieval(
     err.print(f"report: {path}")
     if not markdown_output:
         out.print(f"embedder {recorded['embedder']} · backend {recorded['backend']}", highlight=False)
+
+
+@bench_app.command("temporal")
+def temporal(
+    ctx: typer.Context,
+    benchmark: Annotated[
+        Path, typer.Option(help="A dated benchmark (PubMedQA) to turn into temporal questions.")
+    ],
+    limit: Annotated[int | None, typer.Option(help="Only the first N source questions.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for the years the phrases name.")] = 13,
+    out_dir: Annotated[Path, typer.Option("--out", help="Where the generated questions go.")] = Path(
+        "reports"
+    ),
+    markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+) -> None:
+    """Build the temporal benchmark and score it with temporal handling on and off."""
+    try:
+        questions = bench_retrieval.read_questions(benchmark, limit)
+    except (OSError, ValueError) as exc:
+        fail(str(exc))
+    with open_engine(settings_of(ctx)) as engine:
+        retriever = open_retriever(engine)
+
+        def found(question: str, handling: bool = False) -> list[bench_temporal.Found]:
+            results = retriever.search(question, k=10, temporal=handling).results
+            return [bench_temporal.Found(r.chunk.doc_id, r.chunk.year) for r in results]
+
+        def year_of(doc_id: str) -> int | None:
+            record = engine.catalogue.document(doc_id)
+            return record.year if record else None
+
+        rows = bench_temporal.build(questions, year_of, lambda q: [f.year for f in found(q)], seed)
+        table = bench_temporal.evaluate(rows, found)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"temporal-{benchmark.stem}.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    headers = ["Constraint", "Questions", "Temporal handling", "Doc MRR@10", "Top-10 results breaking it"]
+    emit(
+        headers,
+        table,
+        markdown_output,
+        [False, True, False, True, True],
+        f"temporal questions from {benchmark.stem}",
+    )
+    err.print(f"{len(rows)} temporal questions from {len(questions)} → {path}")
