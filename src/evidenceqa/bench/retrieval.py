@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evidenceqa.bench.metrics import METRICS, QueryScores, Ranked, aggregate, gold_positions, score
+from evidenceqa.index.base import Filters
 from evidenceqa.retrieval import Retriever, SearchMode
 
 LEVELS = ("document", "passage")
@@ -53,6 +54,11 @@ def read_questions(path: Path, limit: int | None = None) -> list[Question]:
     return questions
 
 
+def question_filters(q: Question) -> Filters:
+    """A benchmark row may hold documents out of the search (a content-gap set does)."""
+    return Filters(exclude_doc_ids=tuple(q.meta.get("exclude_doc_ids") or ()))
+
+
 @dataclass
 class ModeResult:
     mode: str
@@ -71,7 +77,7 @@ def run(
     per_level: dict[str, list[QueryScores]] = {level: [] for level in LEVELS}
     per_query, latency = [], []
     for q in questions:
-        response = retriever.search(q.question, k=k, mode=mode)
+        response = retriever.search(q.question, k=k, mode=mode, filters=question_filters(q))
         latency.append(response.timings_ms.get("total", 0.0))
         ranked = [Ranked(r.chunk.doc_id, r.chunk.body) for r in response.results]
         row: dict[str, Any] = {"query_id": q.query_id}

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from evidenceqa.bench import gaps as bench_gaps
 from evidenceqa.bench import retrieval as bench_retrieval
 from evidenceqa.bench import temporal as bench_temporal
 from evidenceqa.bench.metrics import METRICS
@@ -109,3 +110,53 @@ def temporal(
         f"temporal questions from {benchmark.stem}",
     )
     err.print(f"{len(rows)} temporal questions from {len(questions)} → {path}")
+
+
+@bench_app.command("gaps")
+def gaps(
+    ctx: typer.Context,
+    benchmark: Annotated[
+        Path, typer.Option(help="A benchmark whose gold documents can be held out (covidqa-dev).")
+    ],
+    fraction: Annotated[float, typer.Option(help="Share of the gold documents held out.")] = 0.25,
+    seed: Annotated[int, typer.Option(help="Seed for which documents are held out.")] = 13,
+    out_dir: Annotated[Path, typer.Option("--out", help="Where the content-gap set goes.")] = Path("reports"),
+    markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+) -> None:
+    """Build a content-gap set and measure how well the best score separates it from answerable questions."""
+    if not 0 < fraction < 1:
+        fail("--fraction is between 0 and 1")
+    try:
+        questions = bench_retrieval.read_questions(benchmark)
+    except (OSError, ValueError) as exc:
+        fail(str(exc))
+    rows = bench_gaps.build(questions, fraction, seed)
+    with open_engine(settings_of(ctx)) as engine:
+        retriever = open_retriever(engine)
+
+        def top_score(row: dict) -> tuple[float, bool]:
+            question = bench_retrieval.Question(
+                row["query_id"], row["question"], row["gold_doc_ids"], [], row["meta"]
+            )
+            results = retriever.search(
+                row["question"], k=10, filters=bench_retrieval.question_filters(question)
+            ).results
+            best = results[0].score if results else 0.0
+            return best, any(r.chunk.doc_id in row["gold_doc_ids"] for r in results)
+
+        table, separability = bench_gaps.separation(rows, top_score)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"gaps-{benchmark.stem}.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    headers = ["Questions", "Count", "Gold in top 10", "Best score Q1", "Median", "Q3"]
+    emit(
+        headers,
+        table,
+        markdown_output,
+        [False, True, True, True, True, True],
+        f"content gaps in {benchmark.stem}",
+    )
+    print(f"\nAUC of the best score as a detector of answerable questions: {separability:.3f}")
+    err.print(
+        f"{len(rows)} questions ({sum(not r['meta']['answerable'] for r in rows)} content gaps) → {path}"
+    )

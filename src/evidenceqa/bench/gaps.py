@@ -1,0 +1,72 @@
+"""A content-gap set: questions whose source documents are left out of the search.
+
+A seeded share of a benchmark's gold documents is held out. Questions whose gold documents are
+all held out become "gap" questions (the library cannot answer them: the honest answer is "I don't
+have adequate information"); questions whose gold documents all remain stay "answerable".
+Questions with gold on both sides are dropped. Every row carries the held-out ids in
+`meta.exclude_doc_ids`, and searches pre-filter them away inside the engine — the same results as
+an index without them, except that BM25's corpus statistics still count them.
+
+It is the input for calibrating abstention (the Answering issue): how well does the best
+retrieval score tell a gap question from an answerable one?
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from evidenceqa.bench.retrieval import Question
+
+
+def build(questions: list[Question], fraction: float, seed: int = 13) -> list[dict[str, Any]]:
+    gold = sorted({doc for q in questions for doc in q.gold_doc_ids})
+    held_out = sorted(random.Random(seed).sample(gold, round(len(gold) * fraction)))
+    out = set(held_out)
+    rows = []
+    for q in questions:
+        inside = [doc in out for doc in q.gold_doc_ids]
+        if not q.gold_doc_ids or (any(inside) and not all(inside)):
+            continue
+        rows.append(
+            {
+                "query_id": q.query_id,
+                "question": q.question,
+                "gold_doc_ids": q.gold_doc_ids,
+                "gold_passages": q.gold_passages,
+                "answers": [],
+                "meta": {**q.meta, "answerable": not all(inside), "exclude_doc_ids": held_out},
+            }
+        )
+    return rows
+
+
+def auc(positives: list[float], negatives: list[float]) -> float:
+    """The chance that a random positive scores above a random negative (ties count half)."""
+    if not positives or not negatives:
+        return float("nan")
+    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return wins / (len(positives) * len(negatives))
+
+
+def separation(
+    rows: list[dict[str, Any]], top_score: Callable[[dict[str, Any]], tuple[float, bool]]
+) -> tuple[list[list[str]], float]:
+    """Per kind: questions, gold found in the top 10 and the best score's quartiles; and the AUC of
+    the best score as a detector of answerable questions. `top_score(row)` → (score, gold in top 10)."""
+    measured: dict[bool, list[float]] = {True: [], False: []}
+    found = {True: 0, False: 0}
+    for row in rows:
+        answerable = row["meta"]["answerable"]
+        best, hit = top_score(row)
+        measured[answerable].append(best)
+        found[answerable] += hit
+    table = []
+    for answerable, label in ((True, "answerable"), (False, "content gap")):
+        scores = measured[answerable]
+        quartiles = statistics.quantiles(scores, n=4) if len(scores) > 1 else [float("nan")] * 3
+        share = found[answerable] / len(scores) if scores else 0.0
+        table.append([label, str(len(scores)), f"{share:.1%}", *(f"{q:.3f}" for q in quartiles)])
+    return table, auc(measured[True], measured[False])
