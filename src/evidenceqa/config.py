@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     # or "openai:<model or Azure deployment>" for an OpenAI-compatible embeddings API.
     embedder: str = "minilm-onnx"
     embed_batch_size: int = Field(64, ge=1, le=4096)
+    # The vector cache (default <home>/embeddings.sqlite3); libraries that share text can share it.
+    embedding_cache: Path | None = None
     embedding_api_base: str | None = None  # e.g. https://<resource>.openai.azure.com or a vLLM URL
     embedding_api_key: SecretStr | None = None
     embedding_api_version: str | None = None  # set for Azure OpenAI

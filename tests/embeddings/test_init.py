@@ -79,3 +79,12 @@ def test_unknown_name(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingError) as error:
         load_embedder(Settings(home=tmp_path, embedder="minilm-large"))
     assert str(error.value) == message
+
+
+def test_the_vector_cache_can_be_shared_between_homes(tmp_path) -> None:
+    from evidenceqa.config import Settings
+    from evidenceqa.embeddings import cache_path
+
+    assert cache_path(Settings(home=tmp_path / "a")) == tmp_path / "a" / "embeddings.sqlite3"
+    shared = tmp_path / "shared.sqlite3"
+    assert cache_path(Settings(home=tmp_path / "a", embedding_cache=shared)) == shared

@@ -36,7 +36,7 @@ _OPENAI_PREFIX = "openai:"
 
 
 def cache_path(settings: Settings) -> Path:
-    return settings.home / "embeddings.sqlite3"
+    return settings.embedding_cache or settings.home / "embeddings.sqlite3"
 
 
 def load_embedder(settings: Settings) -> CachedEmbedder:
