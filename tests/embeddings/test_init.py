@@ -16,6 +16,7 @@ from evidenceqa.embeddings import (
     OnnxEmbedder,
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
+    cache_path,
     load_embedder,
     minilm_path,
 )
@@ -82,9 +83,6 @@ def test_unknown_name(tmp_path: Path) -> None:
 
 
 def test_the_vector_cache_can_be_shared_between_homes(tmp_path) -> None:
-    from evidenceqa.config import Settings
-    from evidenceqa.embeddings import cache_path
-
     assert cache_path(Settings(home=tmp_path / "a")) == tmp_path / "a" / "embeddings.sqlite3"
     shared = tmp_path / "shared.sqlite3"
     assert cache_path(Settings(home=tmp_path / "a", embedding_cache=shared)) == shared
