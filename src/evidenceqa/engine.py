@@ -31,8 +31,12 @@ class Engine:
     @classmethod
     def open(cls, settings: Settings, backend: str | None = None) -> Engine:
         catalogue = Catalogue(settings.catalogue_path)
-        embedder = load_embedder(settings)
-        index = open_backend(backend, settings, dim=embedder.dim, space=space_name(embedder))
+        try:
+            embedder = load_embedder(settings)
+            index = open_backend(backend, settings, dim=embedder.dim, space=space_name(embedder))
+        except BaseException:
+            catalogue.close()
+            raise
         return cls(settings, catalogue, embedder, index)
 
     def retriever(self, today: date | None = None) -> Retriever:
