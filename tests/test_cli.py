@@ -175,3 +175,17 @@ def test_bad_batch_file_is_a_clear_error(sample_home, tmp_path):
     result = run(sample_home, "search", "--queries", str(queries), "--out", str(tmp_path / "r.jsonl"))
     assert result.returncode == 2
     assert f"{queries}:1: each line must be a JSON object with 'query_id' and 'question'" in result.stderr
+
+
+def test_an_unknown_embedder_is_a_clear_error(tmp_path):
+    result = run(tmp_path, "search", "masks", env={"EVIDENCEQA_EMBEDDER": str(tmp_path / "no-such-model")})
+    assert result.returncode == 2
+    assert "is not a known name, and no model folder exists" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_learned_alpha_without_its_table_is_a_clear_error(sample_home):
+    result = run(sample_home, "search", "masks", env={"EVIDENCEQA_ALPHA": "learned"})
+    assert result.returncode == 2
+    assert "alpha = 'learned' needs the per-class table" in result.stderr
+    assert "Traceback" not in result.stderr
