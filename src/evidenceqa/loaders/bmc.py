@@ -10,16 +10,18 @@ from pathlib import Path
 
 from lxml import etree
 
-from evidenceqa.documents import Document, Paragraph, Section, normalize_space, prune
+from evidenceqa.documents import Document, Section, normalize_space, prune
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 from evidenceqa.loaders.jats import (
+    BodyTags,
     Element,
+    add_other,
+    add_paragraph,
     caption_paragraph,
     flatten,
     iso_date,
     local,
-    outermost,
     parse_xml,
     require_content,
     short,
@@ -30,6 +32,7 @@ from evidenceqa.loaders.jats import (
 _SKIP = frozenset({"st", "title", "graphic", "refgrp", "bm"})
 _BLOCKS = frozenset({"table", "fig", "list", "suppl"})
 _TEXT_HOLDERS = frozenset({"p", "sec", "table", "fig"})
+_TAGS = BodyTags(_SKIP, _BLOCKS, _TEXT_HOLDERS)
 
 
 def load(path: Path) -> Iterator[Document]:
@@ -122,16 +125,10 @@ def _add(section: Section, el: Element) -> None:
             _add(sub, child)
         section.sections.append(sub)
     elif name == "p":
-        if text := flatten(el, _SKIP | _BLOCKS):
-            section.paragraphs.append(Paragraph(text))
-        for block in outermost(el, _BLOCKS):
-            _add(section, block)
+        add_paragraph(section, el, _TAGS, _add)
     elif name in ("table", "fig"):
         label = flatten(el.find("title")) or ("Figure" if name == "fig" else "Table")
         if caption := caption_paragraph(label, [flatten(el.find("caption")), flatten(el.find("text"))]):
             section.paragraphs.append(caption)
-    elif any(local(d) in _TEXT_HOLDERS for d in el.iterdescendants()):
-        for child in el:
-            _add(section, child)
-    elif text := flatten(el, _SKIP):
-        section.paragraphs.append(Paragraph(text))
+    else:
+        add_other(section, el, _TAGS, _add)

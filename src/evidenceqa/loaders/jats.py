@@ -11,6 +11,7 @@ import html.entities
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from lxml import etree
@@ -333,6 +334,37 @@ def _heading(el: Element) -> str | None:
     return " ".join(p for p in parts if p) or None
 
 
+@dataclass(frozen=True)
+class BodyTags:
+    """The tag vocabulary a format's body walk needs (JATS and BMC name the same things apart)."""
+
+    skip: frozenset[str]  # never text: labels, graphics, references
+    blocks: frozenset[str]  # blocks that may sit inside a paragraph: lists, figures, tables
+    holders: frozenset[str]  # an unknown element holding one of these is a wrapper to look into
+
+
+def add_paragraph(
+    section: Section, el: Element, tags: BodyTags, add: Callable[[Section, Element], None]
+) -> None:
+    """A paragraph's own text, then the blocks nested in it, in reading order."""
+    if text := flatten(el, tags.skip | tags.blocks):
+        section.paragraphs.append(Paragraph(text))
+    for block in outermost(el, tags.blocks):
+        add(section, block)
+
+
+def add_other(section: Section, el: Element, tags: BodyTags, add: Callable[[Section, Element], None]) -> None:
+    """An element no rule names: look inside a wrapper, else keep its text, so no body text is lost."""
+    if any(local(d) in tags.holders for d in el.iterdescendants()):
+        for child in el:
+            add(section, child)
+    elif text := flatten(el, tags.skip):
+        section.paragraphs.append(Paragraph(text))
+
+
+_TAGS = BodyTags(_SKIP, _BLOCKS, _TEXT_HOLDERS)
+
+
 def _add(section: Section, el: Element) -> None:
     """Put what `el` holds into `section`: text as paragraphs, sections and boxes as subsections."""
     name = local(el)
@@ -343,21 +375,15 @@ def _add(section: Section, el: Element) -> None:
     elif name == "boxed-text":
         section.sections.append(_box(el))
     elif name == "p":
-        if text := flatten(el, _SKIP | _BLOCKS):
-            section.paragraphs.append(Paragraph(text))
-        for block in outermost(el, _BLOCKS):
-            _add(section, block)
+        add_paragraph(section, el, _TAGS, _add)
     elif name == "list":
         items = (flatten(item) for item in el.iterchildren("{*}list-item"))
         section.paragraphs.extend(Paragraph(text, kind="list") for text in items if text)
     elif name in ("fig", "table-wrap"):
         if caption := _caption(el, "Figure" if name == "fig" else "Table"):
             section.paragraphs.append(caption)
-    elif any(local(d) in _TEXT_HOLDERS for d in el.iterdescendants()):
-        for child in el:
-            _add(section, child)
-    elif text := flatten(el, _SKIP):
-        section.paragraphs.append(Paragraph(text))
+    else:
+        add_other(section, el, _TAGS, _add)
 
 
 def _box(el: Element) -> Section:
