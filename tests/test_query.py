@@ -288,7 +288,7 @@ CLASSES = [
 @pytest.mark.parametrize(("question", "expected"), CLASSES)
 def test_classify(question: str, expected: str) -> None:
     assert classify(question) == expected
-    assert rule_alpha(question) == SEED_ALPHA[expected]
+    assert rule_alpha(classify(question)) == SEED_ALPHA[expected]
 
 
 def test_seed_alpha_orders_the_classes() -> None:
@@ -317,11 +317,11 @@ def test_clinical_terms() -> None:
 
 def test_learned_alpha_looks_up_the_class() -> None:
     table = {"definition": 0.9, "general": 0.45}
-    assert learned_alpha("What is MRSA?", table, default=0.5) == 0.9
-    assert learned_alpha("How do I prepare for an operation?", table, default=0.5) == 0.45
-    assert learned_alpha("Is CHG better than iodine for SSI?", table, default=0.5) == 0.5
+    assert learned_alpha(classify("What is MRSA?"), table, default=0.5) == 0.9
+    assert learned_alpha(classify("How do I prepare for an operation?"), table, default=0.5) == 0.45
+    assert learned_alpha(classify("Is CHG better than iodine for SSI?"), table, default=0.5) == 0.5
     with pytest.raises(ValueError, match="outside"):
-        learned_alpha("What is MRSA?", {"definition": 1.5}, default=0.5)
+        learned_alpha(classify("What is MRSA?"), {"definition": 1.5}, default=0.5)
 
 
 @pytest.mark.parametrize(

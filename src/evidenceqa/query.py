@@ -387,17 +387,17 @@ def _not_a_definition(subject: str) -> bool:
     return len(subject.split()) > 5 or _NOT_DEFINITION.search(subject) is not None
 
 
-def rule_alpha(question: str) -> float:
-    """The seed's dense weight for the question: `SEED_ALPHA` of its class."""
-    return SEED_ALPHA[classify(question)]
+def rule_alpha(query_class: str) -> float:
+    """The seed's dense weight for a query class (`classify` gives the class)."""
+    return SEED_ALPHA[query_class]
 
 
-def learned_alpha(question: str, table: dict[str, float], default: float) -> float:
-    """The dense weight a benchmark learned for the question's class (`table`, loaded by the
-    caller); `default` for a class the table lacks."""
-    alpha = float(table.get(classify(question), default))
+def learned_alpha(query_class: str, table: dict[str, float], default: float) -> float:
+    """The dense weight a benchmark learned for a query class (`table`, loaded by the caller);
+    `default` for a class the table lacks."""
+    alpha = float(table.get(query_class, default))
     if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha {alpha} for class {classify(question)!r} is outside 0 … 1")
+        raise ValueError(f"alpha {alpha} for class {query_class!r} is outside 0 … 1")
     return alpha
 
 

@@ -98,7 +98,7 @@ class Retriever:
         terms = analyze(expansion.text)
         clock.lap("parse")
         query_class = classify(parsed.text)
-        alpha = self._alpha(parsed.text) if mode == "hybrid" else None
+        alpha = self._alpha(query_class) if mode == "hybrid" else None
         hits = self._hits(parsed, terms, mode, applied, alpha, k, clock)
         if parsed.recency:
             hits = _boost_recent(hits, self.catalogue)
@@ -139,12 +139,12 @@ class Retriever:
             return hits
         return fuse(lists, dense_weights(fusion.alpha), fusion, depth)
 
-    def _alpha(self, text: str) -> float:
+    def _alpha(self, query_class: str) -> float:
         setting = self.settings.alpha
         if setting == "rules":
-            return rule_alpha(text)
+            return rule_alpha(query_class)
         if setting == "learned":
-            return learned_alpha(text, self.alpha_table, default=LEARNED_FALLBACK_ALPHA)
+            return learned_alpha(query_class, self.alpha_table, default=LEARNED_FALLBACK_ALPHA)
         return float(setting)
 
     def _results(self, hits: Sequence[Hit]) -> list[SearchResult]:
