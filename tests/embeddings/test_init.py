@@ -86,3 +86,19 @@ def test_the_vector_cache_can_be_shared_between_homes(tmp_path) -> None:
     assert cache_path(Settings(home=tmp_path / "a")) == tmp_path / "a" / "embeddings.sqlite3"
     shared = tmp_path / "shared.sqlite3"
     assert cache_path(Settings(home=tmp_path / "a", embedding_cache=shared)) == shared
+
+
+def test_onnx_prefix_runs_a_local_model_folder_as_int8_onnx(onnx_home: Path) -> None:
+    embedder = load_embedder(Settings(home=onnx_home, embedder=f"onnx:{minilm_path()}"))
+    assert isinstance(embedder.embedder, OnnxEmbedder)
+    # The id names the folder's contents, so a retrained model never reuses the old vectors.
+    assert embedder.model_id.startswith("onnx-int8:st:model@")
+    exports = [p.name for p in (onnx_home / "models").iterdir() if p.name.startswith("model-")]
+    assert len(exports) == 1 and exports[0].endswith("-onnx")
+    vector = embedder.embed(["tranexamic acid in hip arthroplasty"])
+    assert vector.shape == (1, 384)
+
+
+def test_onnx_prefix_without_a_folder_names_it(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingError, match=r"no model folder exists at .*missing-model"):
+        load_embedder(Settings(home=tmp_path, embedder=f"onnx:{tmp_path / 'missing-model'}"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evidenceqa.config import Settings
-from evidenceqa.embeddings.base import Embedder, EmbeddingError, batched_by_length
+from evidenceqa.embeddings.base import Embedder, EmbeddingError, batched_by_length, folder_fingerprint
 from evidenceqa.embeddings.cache import CachedEmbedder, EmbeddingCache
 from evidenceqa.embeddings.onnx import MINILM_ONNX_ID, OnnxEmbedder, export_onnx
 from evidenceqa.embeddings.openai_api import OpenAIEmbedder
@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 _OPENAI_PREFIX = "openai:"
+_ONNX_PREFIX = "onnx:"
 
 
 def cache_path(settings: Settings) -> Path:
@@ -60,7 +61,16 @@ def _backend(settings: Settings) -> Embedder:
             api_version=settings.embedding_api_version,
             batch_size=batch_size,
         )
-    path = Path(name).expanduser()
+    if name.startswith(_ONNX_PREFIX):
+        # A local model (an adapted MiniLM, say) run like the default: int8 ONNX, several times faster.
+        path = _model_folder(name, name.removeprefix(_ONNX_PREFIX))
+        folder = export_onnx(path, settings.models_path / f"{path.name}-{folder_fingerprint(path)}-onnx")
+        return OnnxEmbedder(folder, batch_size=batch_size)
+    return SentenceTransformerEmbedder(_model_folder(name, name), batch_size=batch_size)
+
+
+def _model_folder(name: str, folder: str) -> Path:
+    path = Path(folder).expanduser()
     if not path.exists():
         raise EmbeddingError(f"embedder '{name}' is not a known name, and no model folder exists at {path}")
-    return SentenceTransformerEmbedder(path, batch_size=batch_size)
+    return path.resolve()
