@@ -121,3 +121,13 @@ def test_learned_alpha_needs_its_table_and_then_uses_it(engine, tmp_path):
     (tmp_path / "alpha.json").write_text("[1, 2]")
     with pytest.raises(ValueError, match="not a table of query class"):
         learned.retriever()
+
+
+def test_raw_top_scores_say_how_well_the_library_matches_not_just_the_order(retriever):
+    on_topic = retriever.search("surgical masks droplet transmission operating room", k=3)
+    off_topic = retriever.search("volcanic eruptions in Iceland", k=3)
+    assert set(on_topic.top_scores) == {"keyword", "dense"}
+    assert "keyword" not in off_topic.top_scores  # no library term matches: BM25 finds nothing
+    # Fused scores are relative (the best is near 1 either way); the raw cosine is not.
+    assert on_topic.top_scores["dense"] > off_topic.top_scores["dense"] + 0.2
+    assert set(retriever.search("surgical masks", k=3, mode="bm25").top_scores) == {"keyword"}

@@ -57,6 +57,9 @@ class SearchResponse:
     alpha: float | None
     results: list[SearchResult]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    # Best raw score per retriever (BM25, cosine): fused scores only rank within one question, so
+    # whether the library holds an answer at all is judged on these (evidenceqa.answer.abstain).
+    top_scores: dict[str, float] = field(default_factory=dict)
 
 
 class Retriever:
@@ -99,7 +102,8 @@ class Retriever:
         clock.lap("parse")
         query_class = classify(parsed.text)
         alpha = self._alpha(query_class) if mode == "hybrid" else None
-        hits = self._hits(parsed, terms, mode, applied, alpha, k, clock)
+        lists = self._lists(parsed, terms, mode, applied, alpha, k, clock)
+        hits = self._ranked(lists, mode, alpha)
         if parsed.recency:
             hits = _boost_recent(hits, self.catalogue)
         results = self._results(hits[:k])
@@ -116,14 +120,13 @@ class Retriever:
             alpha=alpha,
             results=results,
             timings_ms=clock.laps,
+            top_scores={name: hits[0].score for name, hits in lists.items() if hits},
         )
 
-    def _hits(self, parsed: Temporal, terms: str, mode: SearchMode, filters: Filters,
-              alpha: float | None, k: int, clock: _Clock) -> list[Hit]:  # fmt: skip
-        fusion = Fusion(self.settings.fusion, alpha if alpha is not None else 0.5, self.settings.rrf_k,
-                        self.settings.fusion_depth)  # fmt: skip
-        # A recency boost re-ranks, so it needs candidates beyond the top k.
-        depth = fusion.depth if mode == "hybrid" or parsed.recency else k
+    def _lists(self, parsed: Temporal, terms: str, mode: SearchMode, filters: Filters,
+               alpha: float | None, k: int, clock: _Clock) -> dict[str, list[Hit]]:  # fmt: skip
+        """Each retriever's candidates, best first: deep enough to fuse, or to re-rank by recency."""
+        depth = self.settings.fusion_depth if mode == "hybrid" or parsed.recency else k
         lists: dict[str, list[Hit]] = {}
         if mode in ("hybrid", "dense"):
             vector = self.embedder.embed_query(parsed.text)
@@ -132,12 +135,17 @@ class Retriever:
         if mode in ("hybrid", "bm25") and terms:
             lists["keyword"] = self.backend.search_keyword(terms, depth, filters)
         clock.lap("search")
+        return lists
+
+    def _ranked(self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None) -> list[Hit]:
         if mode != "hybrid":
             hits = next(iter(lists.values()), [])
             for rank, hit in enumerate(hits, start=1):
                 hit.ranks = {"dense" if mode == "dense" else "keyword": rank}
             return hits
-        return fuse(lists, dense_weights(fusion.alpha), fusion, depth)
+        fusion = Fusion(self.settings.fusion, alpha if alpha is not None else 0.5, self.settings.rrf_k,
+                        self.settings.fusion_depth)  # fmt: skip
+        return fuse(lists, dense_weights(fusion.alpha), fusion, fusion.depth)
 
     def _alpha(self, query_class: str) -> float:
         setting = self.settings.alpha
