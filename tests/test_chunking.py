@@ -9,7 +9,9 @@ from evidenceqa.chunking import (
     chunk_stats,
     context_loss,
     pack_paragraphs,
+    stats_of_chunks,
 )
+from evidenceqa.config import Settings
 from evidenceqa.documents import Document, Paragraph, Section
 from evidenceqa.loaders import load
 
@@ -175,6 +177,21 @@ def test_chunk_stats_row():
     assert stats.documents == 1 and stats.chunks > 5
     assert stats.over_limit == 0.0
     assert stats.max_words >= stats.avg_words > 0
+
+
+def test_stats_of_stored_chunks_match_cutting_again():
+    config = ChunkingConfig(strategy="hybrid", fixed_words=60)
+    chunks = chunk_document(_doc(), config)
+    assert stats_of_chunks([_doc()], chunks, config) == chunk_stats([_doc()], config)
+    assert stats_of_chunks([_doc()], chunks[:2], config).chunks == 2
+
+
+def test_chunking_config_from_settings():
+    settings = Settings(
+        chunk_strategy="section", chunk_max_words=90, fixed_chunk_words=300, overview_max_words=500
+    )
+    assert ChunkingConfig.of(settings) == ChunkingConfig("section", 90, 300, 500)
+    assert ChunkingConfig.of(settings, "fixed-size").strategy == "fixed-size"
 
 
 def test_default_strategy_on_real_articles(library_dir: Path):

@@ -17,9 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evidenceqa.documents import Chunk, Document, HierarchyLevel, Paragraph, normalize_space, sha256_text
 from evidenceqa.sentences import ends_sentence, split_sentences
+
+if TYPE_CHECKING:
+    from evidenceqa.config import Settings
 
 # Bump when the cutting rules change, so re-ingest re-chunks documents made under the old rules.
 CHUNKER_VERSION = 1
@@ -36,6 +40,16 @@ class ChunkingConfig:
     max_words: int = 180
     fixed_words: int = 512
     overview_max_words: int = 2000
+
+    @classmethod
+    def of(cls, settings: Settings, strategy: str | None = None) -> ChunkingConfig:
+        """The chunking the settings describe, with `strategy` (if given) instead of theirs."""
+        return cls(
+            strategy=strategy or settings.chunk_strategy,
+            max_words=settings.chunk_max_words,
+            fixed_words=settings.fixed_chunk_words,
+            overview_max_words=settings.overview_max_words,
+        )
 
     def signature(self) -> str:
         """Identifies the chunks this config makes; stored with every ingested document."""
@@ -330,6 +344,11 @@ class ChunkStats:
 def chunk_stats(documents: list[Document], config: ChunkingConfig) -> ChunkStats:
     """The seed's chunking table row for one strategy over `documents`."""
     chunks = [chunk for doc in documents for chunk in chunk_document(doc, config)]
+    return stats_of_chunks(documents, chunks, config)
+
+
+def stats_of_chunks(documents: list[Document], chunks: list[Chunk], config: ChunkingConfig) -> ChunkStats:
+    """The same row for chunks already cut by `config` (a catalogue's, say), without cutting again."""
     sizes = [len(chunk.body.split()) for chunk in chunks]
     content = [size for size, chunk in zip(sizes, chunks, strict=True) if chunk.hierarchy_level != "document"]
     return ChunkStats(

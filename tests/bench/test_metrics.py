@@ -2,7 +2,14 @@ import math
 
 import pytest
 
-from evidenceqa.bench.metrics import Ranked, aggregate, gold_positions, score
+from evidenceqa.bench.metrics import (
+    FIRST_RANK_METRICS,
+    Ranked,
+    aggregate,
+    aggregate_first_ranks,
+    gold_positions,
+    score,
+)
 
 
 def _results(*pairs):
@@ -52,3 +59,13 @@ def test_aggregate_means():
     rows = aggregate([score([(1, "x")], 1), score([], 1)])
     assert rows["MRR@10"] == 0.5 and rows["P@1"] == 0.5 and rows["nDCG@10"] == 0.5
     assert aggregate([])["MRR@10"] == 0.0
+
+
+def test_first_ranks_alone_give_the_same_mrr_and_precision_as_full_scores():
+    positions = [[(1, "x")], [(3, "x"), (4, "y")], [(7, "x")], [(12, "x")], []]
+    full = aggregate([score(p, n_gold=2) for p in positions])
+    from_firsts = aggregate_first_ranks([p[0][0] if p else None for p in positions])
+    assert list(from_firsts) == list(FIRST_RANK_METRICS)
+    assert from_firsts == pytest.approx({name: full[name] for name in FIRST_RANK_METRICS})
+    assert from_firsts["MRR@10"] == pytest.approx((1 + 1 / 3 + 1 / 7) / 5)
+    assert aggregate_first_ranks([]) == dict.fromkeys(FIRST_RANK_METRICS, 0.0)

@@ -51,6 +51,14 @@ def gold_positions(results: Sequence[Ranked], gold_docs: Sequence[str], gold_pas
     return found
 
 
+def reciprocal_rank(first: int | None) -> float:
+    return 1 / first if first is not None and first <= CUTOFF else 0.0
+
+
+def success(first: int | None, k: int) -> float:
+    return float(first is not None and first <= k)
+
+
 @dataclass(frozen=True)
 class QueryScores:
     first: int | None
@@ -72,10 +80,10 @@ def score(positions: list[tuple[int, str]], n_gold: int) -> QueryScores:
     dcg = sum(1 / math.log2(rank + 1) for rank in first_seen.values())
     return QueryScores(
         first=first,
-        rr=1 / first if first is not None and first <= CUTOFF else 0.0,
-        p1=float(first is not None and first <= 1),
-        p3=float(first is not None and first <= 3),
-        p5=float(first is not None and first <= 5),
+        rr=reciprocal_rank(first),
+        p1=success(first, 1),
+        p3=success(first, 3),
+        p5=success(first, 5),
         recall=len(first_seen) / n_gold if n_gold else 0.0,
         ndcg=dcg / ideal if ideal else 0.0,
     )
@@ -89,3 +97,14 @@ def aggregate(scores: Sequence[QueryScores]) -> dict[str, float]:
     n = len(scores) or 1
     fields = ("rr", "p1", "p3", "p5", "recall", "ndcg")
     return {name: sum(getattr(s, f) for s in scores) / n for name, f in zip(METRICS, fields, strict=True)}
+
+
+# The metrics a question's first relevant rank decides alone; Recall and nDCG need every gold item.
+FIRST_RANK_METRICS = ("MRR@10", "P@1", "P@3", "P@5")
+
+
+def aggregate_first_ranks(firsts: Sequence[int | None]) -> dict[str, float]:
+    """Mean MRR@10 and P@1/3/5 over questions from their first relevant ranks alone (None: not found)."""
+    n = len(firsts) or 1
+    rows = [(reciprocal_rank(f), success(f, 1), success(f, 3), success(f, 5)) for f in firsts]
+    return {name: sum(row[i] for row in rows) / n for i, name in enumerate(FIRST_RANK_METRICS)}

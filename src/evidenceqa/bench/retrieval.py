@@ -54,9 +54,10 @@ def read_questions(path: Path, limit: int | None = None) -> list[Question]:
     return questions
 
 
-def question_filters(q: Question) -> Filters:
-    """A benchmark row may hold documents out of the search (a content-gap set does)."""
-    return Filters(exclude_doc_ids=tuple(q.meta.get("exclude_doc_ids") or ()))
+def question_filters(q: Question, scope: tuple[str, ...] = ()) -> Filters:
+    """The search a benchmark prescribes: its collections (`scope`; empty means all), and the
+    documents a row holds out of the search (a content-gap set does)."""
+    return Filters(collections=scope, exclude_doc_ids=tuple(q.meta.get("exclude_doc_ids") or ()))
 
 
 @dataclass
@@ -73,11 +74,12 @@ def run(
     mode: SearchMode,
     k: int = 10,
     on_question: Callable[[], None] | None = None,
+    scope: tuple[str, ...] = (),
 ) -> ModeResult:
     per_level: dict[str, list[QueryScores]] = {level: [] for level in LEVELS}
     per_query, latency = [], []
     for q in questions:
-        response = retriever.search(q.question, k=k, mode=mode, filters=question_filters(q))
+        response = retriever.search(q.question, k=k, mode=mode, filters=question_filters(q, scope))
         latency.append(response.timings_ms.get("total", 0.0))
         ranked = [Ranked(r.chunk.doc_id, r.chunk.body) for r in response.results]
         row: dict[str, Any] = {"query_id": q.query_id}

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from evidenceqa.bench import gaps as bench_gaps
+from evidenceqa.bench import grid as bench_grid
+from evidenceqa.bench import plots as bench_plots
+from evidenceqa.bench import report as bench_report
 from evidenceqa.bench import retrieval as bench_retrieval
 from evidenceqa.bench import temporal as bench_temporal
 from evidenceqa.bench.metrics import METRICS
 from evidenceqa.cli.app import bench_app
-from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of
+from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of, warn
 from evidenceqa.cli.search import open_engine, open_retriever
+from evidenceqa.embeddings import EmbeddingError
 
 MODES = ("bm25", "dense", "hybrid")
 
@@ -160,3 +166,78 @@ def gaps(
     err.print(
         f"{len(rows)} questions ({sum(not r['meta']['answerable'] for r in rows)} content gaps) → {path}"
     )
+
+
+@bench_app.command("grid")
+def grid(
+    ctx: typer.Context,
+    library: Annotated[list[Path], typer.Option(help="Library file or folder to ingest; repeat for more.")],
+    benchmark: Annotated[list[Path], typer.Option(help="Benchmark JSONL; repeat for more.")],
+    chunking: Annotated[
+        str | None, typer.Option(help="Chunking strategies, comma-separated (default from settings).")
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(help="Embedders, comma-separated: minilm-onnx, onnx:PATH, … (default from settings)."),
+    ] = None,
+    mode: Annotated[str, typer.Option(help="Search modes, comma-separated.")] = ",".join(bench_grid.MODES),
+    backend: Annotated[
+        str | None,
+        typer.Option(help="Search backends, comma-separated: lancedb, milvus (default from settings)."),
+    ] = None,
+    work: Annotated[
+        Path,
+        typer.Option(help="Where the data homes (one per strategy) and the shared embedding cache live."),
+    ] = Path(".evidenceqa-grid"),
+    out_dir: Annotated[Path, typer.Option("--out", help="Where grid.json, grid.md and the plots go.")] = Path(
+        "reports/grid"
+    ),
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N questions of each benchmark.")
+    ] = None,
+    link_base: Annotated[
+        str | None, typer.Option(help="Prefix of the Markdown image links (default: the --out folder).")
+    ] = None,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="BENCHMARK=COLLECTION[,COLLECTION]: what a benchmark searches (default all); repeat."
+        ),
+    ] = None,
+    markdown_output: Annotated[bool, typer.Option("--markdown", help="Print the Markdown report.")] = False,
+) -> None:
+    """Every cell of chunking × embedder × mode × backend on every benchmark: tables, slices and plots."""
+    settings = settings_of(ctx)
+    try:
+        axes = {
+            "chunking": bench_grid.parse_axis("chunking", chunking or settings.chunk_strategy),
+            "embedder": bench_grid.parse_axis("embedder", embedder or settings.embedder),
+            "mode": bench_grid.parse_axis("mode", mode),
+            "backend": bench_grid.parse_axis("backend", backend or settings.backend),
+        }
+        spec = bench_grid.GridSpec(
+            library, benchmark, axes, work, limit, bench_grid.parse_scopes(scope or [])
+        )
+        result = bench_grid.run(spec, settings, _track)
+    except (EmbeddingError, ValueError, OSError) as exc:
+        fail(str(exc))
+    for line in dict.fromkeys(result.warnings):
+        warn(line)
+    plots = bench_plots.write_plots(result, out_dir)
+    json_path, md_path = bench_report.write(
+        result, plots, out_dir, str(out_dir) if link_base is None else link_base
+    )
+    if markdown_output:
+        print(md_path.read_text(encoding="utf-8"), end="")
+    else:
+        for name in result.benchmarks:
+            headers, rows = bench_report.summary(result, name)
+            title = f"{name}: {result.questions(name)} questions"
+            emit(headers, rows, False, [False] * 4 + [True] * 5, title)
+    err.print(f"report: {md_path}, {json_path} and {len(plots.paths())} plots")
+
+
+@contextmanager
+def _track(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    with progress_bar(description, total) as bar:
+        yield lambda n: bar.advance(bar.task_ids[0], n)

@@ -38,12 +38,7 @@ def chunking(settings: Settings, strategy: str | None = None) -> ChunkingConfig:
     name = strategy or settings.chunk_strategy
     if name not in STRATEGIES:
         fail(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
-    return ChunkingConfig(
-        strategy=name,
-        max_words=settings.chunk_max_words,
-        fixed_words=settings.fixed_chunk_words,
-        overview_max_words=settings.overview_max_words,
-    )
+    return ChunkingConfig.of(settings, name)
 
 
 def emit(
