@@ -62,6 +62,33 @@ class Settings(BaseSettings):
     # "learned" (per query class, from the benchmark-chosen table `alpha.json` in the data home).
     alpha: str = "0.3"
 
+    # Cache: answers by exact question, filters and index version; Redis when a URL is set
+    # (shared by every worker), else an in-process LRU.
+    redis_url: str | None = None  # e.g. redis://localhost:6379/0
+    cache_max_entries: int = Field(1024, ge=1)
+    cache_ttl_s: int | None = Field(7 * 24 * 3600, ge=1)  # None: answers never expire
+
+    # Answering: "extractive" (offline, verbatim evidence sentences) or "llm" (any OpenAI-compatible
+    # chat API: OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp server).
+    generator: Literal["extractive", "llm"] = "extractive"
+    llm_model: str | None = None  # the model name, or the deployment name on Azure
+    llm_api_base: str | None = None  # e.g. http://localhost:11434/v1 or https://<resource>.openai.azure.com
+    llm_api_key: SecretStr | None = None
+    llm_api_version: str | None = None  # set for Azure OpenAI
+    # Bounds the wait for the first token and between tokens, not the whole answer: a slow local
+    # model may stream for longer than this and still answer.
+    llm_timeout_s: float = Field(30, gt=0)
+    llm_max_tokens: int = Field(400, ge=1)
+    # USD per 1,000 tokens, for the cost of each answer; 0 for a local model. Azure prices are set by
+    # the deployer (they depend on the resource and deployment), so they are configured here too.
+    llm_price_in_per_1k: float = Field(0.0, ge=0)
+    llm_price_out_per_1k: float = Field(0.0, ge=0)
+    # USD per question for the other paid stages: a hosted embeddings API, a managed vector database.
+    embedding_price_per_query: float = Field(0.0, ge=0)
+    search_price_per_query: float = Field(0.0, ge=0)
+    # How many retrieved chunks the generator sees as numbered evidence.
+    evidence_k: int = Field(8, ge=1, le=50)
+
     @field_validator("alpha")
     @classmethod
     def _alpha_is_known(cls, value: str) -> str:
