@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from evidenceqa.chunking import ChunkingConfig
+from evidenceqa.config import Settings
+from evidenceqa.engine import Engine
+from evidenceqa.ingest import Ingestor
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("EVIDENCEQA_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -56,3 +63,13 @@ def write_library(path: Path, docs: list[tuple[str, int | None, str]]) -> Path:
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
+
+
+@contextmanager
+def indexed_engine(home: Path, docs: list[tuple[str, int | None, str]], models_dir: Path) -> Iterator[Engine]:
+    """A data home holding `docs` (as `write_library` writes them), ingested and indexed, opened."""
+    source = write_library(home / "lib.jsonl", docs)
+    with Engine.open(Settings(home=home / "data", models_dir=models_dir)) as engine:
+        Ingestor(engine.catalogue, ChunkingConfig()).ingest_file(source)
+        engine.sync()
+        yield engine

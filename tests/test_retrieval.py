@@ -4,11 +4,8 @@ from datetime import date
 
 import pytest
 
-from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.engine import Engine
-from evidenceqa.ingest import Ingestor
-from tests.conftest import write_library
+from tests.conftest import indexed_engine
 
 DOCS = [
     (
@@ -34,11 +31,7 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory, models_dir):
-    home = tmp_path_factory.mktemp("home")
-    source = write_library(home / "lib.jsonl", DOCS)
-    with Engine.open(Settings(home=home / "data", models_dir=models_dir)) as opened:
-        Ingestor(opened.catalogue, ChunkingConfig()).ingest_file(source)
-        opened.sync()
+    with indexed_engine(tmp_path_factory.mktemp("home"), DOCS, models_dir) as opened:
         yield opened
 
 

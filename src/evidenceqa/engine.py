@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
+from evidenceqa.cache import Cache, open_cache
 from evidenceqa.catalogue import Catalogue
 from evidenceqa.config import Settings
 from evidenceqa.embeddings import load_embedder
@@ -19,6 +21,9 @@ from evidenceqa.index.base import SearchBackend
 from evidenceqa.indexing import SyncReport, indexed_version, pending_chunks, space_name, sync
 from evidenceqa.retrieval import Retriever
 from evidenceqa.vocabulary import vocabulary_from_counts
+
+if TYPE_CHECKING:  # answering pulls in the generators: only when an answerer is built
+    from evidenceqa.answer.pipeline import Answerer
 
 
 @dataclass
@@ -42,6 +47,21 @@ class Engine:
     def retriever(self, today: date | None = None) -> Retriever:
         vocabulary = vocabulary_from_counts(self.catalogue.abbreviation_counts())
         return Retriever(self.settings, self.catalogue, self.backend, self.embedder, vocabulary, today)
+
+    def answerer(self, cache: Cache | None = None, today: date | None = None) -> Answerer:
+        """Question → cited answer over this home, with the calibrated abstention if there is one."""
+        from evidenceqa.answer import load_generator
+        from evidenceqa.answer.abstain import Abstainer
+        from evidenceqa.answer.pipeline import Answerer
+
+        return Answerer(
+            self.settings,
+            self.retriever(today),
+            load_generator(self.settings, self.embedder),
+            cache or open_cache(self.settings),
+            Abstainer.load(self.settings.home),
+            index_version=lambda: self.catalogue.index_version,
+        )
 
     def pending(self) -> int:
         """Chunks waiting to be indexed."""

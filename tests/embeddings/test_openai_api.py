@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
 
 from evidenceqa.embeddings import EmbeddingError, OpenAIEmbedder
+from tests.answer.openai_server import Request, recorded
 from tests.embeddings.protocol import assert_embedder
 
 KEY = "sk-test-secret-123"
@@ -25,14 +25,6 @@ DIM = 8
 def raw_vector(text: str) -> list[float]:
     """Deterministic and deliberately not unit length, so normalisation is visible."""
     return [float(len(text) + 1), *[float(ord(c) % 7) for c in text.ljust(DIM - 1)[: DIM - 1]]]
-
-
-@dataclass
-class Request:
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]  # names lower-cased
-    body: dict[str, Any]
 
 
 @dataclass
@@ -47,11 +39,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         fake: FakeServer = self.server.fake
-        parts = urlsplit(self.path)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        fake.requests.append(
-            Request(parts.path, parse_qs(parts.query), {k.lower(): v for k, v in self.headers.items()}, body)
-        )
+        fake.requests.append(recorded(self))
+        body = fake.requests[-1].body
         if fake.mode == "slow":
             time.sleep(2)
         if fake.mode == "error500":

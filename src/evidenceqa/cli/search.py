@@ -130,7 +130,7 @@ def search(
 def _batch(retriever: Any, queries: Path, out_path: Path | None, options: dict[str, Any]) -> None:
     if out_path is None:
         fail("--queries needs --out FILE")
-    rows = _read_queries(queries)
+    rows = read_queries(queries)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with out_path.open("w", encoding="utf-8") as stream, progress_bar("search", len(rows)) as bar:
         for query_id, question in rows:
@@ -142,7 +142,7 @@ def _batch(retriever: Any, queries: Path, out_path: Path | None, options: dict[s
     out.print(f"{len(rows)} questions searched → {out_path}")
 
 
-def _read_queries(path: Path) -> list[tuple[str, str]]:
+def read_queries(path: Path) -> list[tuple[str, str]]:
     rows = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

@@ -1,0 +1,41 @@
+"""Answering: numbered evidence → a cited answer (extractive offline, or any OpenAI-compatible LLM).
+
+`pipeline.Answerer.ask` runs cache → retrieval → adequacy (`abstain`) → generator (`extractive`
+or `llm`, with `prompt`) → citation check (`citations`); `base` holds the shapes.
+"""
+
+from __future__ import annotations
+
+from evidenceqa.answer.base import (
+    ABSTAIN_MESSAGE,
+    Citation,
+    Draft,
+    Evidence,
+    GenerationError,
+    Generator,
+    Sentence,
+)
+from evidenceqa.config import Settings
+from evidenceqa.embeddings.base import Embedder
+
+__all__ = [
+    "ABSTAIN_MESSAGE",
+    "Citation",
+    "Draft",
+    "Evidence",
+    "GenerationError",
+    "Generator",
+    "Sentence",
+    "load_generator",
+]
+
+
+def load_generator(settings: Settings, embedder: Embedder) -> Generator:
+    """The generator the settings name; the LLM client is only imported when it is used."""
+    if settings.generator == "llm":
+        from evidenceqa.answer.llm import build_llm_generator
+
+        return build_llm_generator(settings)
+    from evidenceqa.answer.extractive import ExtractiveGenerator
+
+    return ExtractiveGenerator(embedder)

@@ -1,0 +1,93 @@
+"""The shapes of answering: evidence in, a draft out of a generator, a checked and cited answer.
+
+evidence (numbered retrieved chunks) ─▶ Generator.generate ─▶ Draft (text with [n] markers,
+split into sentences) ─▶ citation check ─▶ Answer (what the CLI, the web app and the cache hold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from evidenceqa.documents import Chunk
+
+# The seed's words, exactly: clinicians and the analytics recognise an abstention by them.
+ABSTAIN_MESSAGE = "I don't have adequate information to answer this question."
+
+
+class GenerationError(RuntimeError):
+    """A generator could not produce an answer (API down, refused, timed out); the message says why."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One retrieved chunk as the generator sees it: `n` is the number an answer cites it by."""
+
+    n: int
+    chunk: Chunk
+    score: float
+
+    @property
+    def section(self) -> str | None:
+        return " › ".join(self.chunk.section_path) or None
+
+
+@dataclass
+class Sentence:
+    """One sentence of an answer and the evidence numbers it cites."""
+
+    text: str
+    citations: list[int] = field(default_factory=list)
+    supported: bool | None = None  # None until checked; verbatim extractive sentences are supported
+    support: float | None = None  # the checker's support score, 0–1
+    problem: str | None = None  # why it is not supported: "cites [7], which does not exist", …
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass
+class Draft:
+    """What a generator returns: the answer text with [n] markers, and the same split into sentences."""
+
+    text: str
+    sentences: list[Sentence]
+    abstained: bool
+    model: str
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A numbered source of an answer, with the exact text that supports it, for highlighting."""
+
+    n: int
+    doc_id: str
+    chunk_id: str
+    title: str | None
+    year: int | None
+    section: str | None
+    text: str
+
+
+class Generator(Protocol):
+    """Turns a question and numbered evidence into a draft. `on_delta` receives text as it is produced
+    (token by token from an LLM, all at once from the extractive generator)."""
+
+    name: str
+
+    def generate(
+        self, question: str, evidence: Sequence[Evidence], on_delta: Callable[[str], None] | None = None
+    ) -> Draft: ...
+
+
+def abstention(model: str) -> Draft:
+    return Draft(ABSTAIN_MESSAGE, [Sentence(ABSTAIN_MESSAGE)], abstained=True, model=model)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return asdict(value)

@@ -1,0 +1,197 @@
+"""The offline default generator: an answer made of the evidence's own sentences, each cited.
+
+No language model and no cost: the sentences of the evidence chunks are scored against the question
+(query terms weighted by rarity, embedding similarity, position), the best few that say different
+things are kept, and they are shown in reading order as verbatim extracts with their [n].
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evidenceqa.analysis import terms
+from evidenceqa.answer.base import Draft, Evidence, Sentence, abstention
+from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf
+from evidenceqa.embeddings.base import Embedder
+from evidenceqa.sentences import ends_sentence
+
+# score = TERM_WEIGHT · term weight + SIMILARITY_WEIGHT · cosine + POSITION_WEIGHT · position,
+# each part 0–1 (see `sentence_score`). Similarity leads because it catches paraphrase; terms keep
+# the exact clinical words (drug names, procedures) decisive; position only breaks near-ties.
+TERM_WEIGHT = 0.4
+SIMILARITY_WEIGHT = 0.5
+POSITION_WEIGHT = 0.1
+# Position: each later sentence of a chunk, and each lower-ranked block, counts this much less.
+# The block's rank weighs twice the sentence's place, so of two equal sentences the one retrieval
+# ranked higher wins.
+POSITION_DECAY = 0.85
+RANK_SHARE = 2 / 3
+# The generator's own floor: a sentence is relevant if it holds at least MIN_TERM_WEIGHT of the
+# question's (rarity-weighted) terms, so one common word such as "surgery" is not enough, or is at
+# least MIN_SIMILARITY similar to the question. With MiniLM, sentences on other topics score
+# ≈ 0–0.3 against a question, same-field sentences that do not answer it up to ≈ 0.46, and
+# sentences that answer it in other words ≈ 0.5 and more.
+MIN_TERM_WEIGHT = 0.2
+MIN_SIMILARITY = 0.5
+# Kept sentences score at least this share of the best one: a clear answer is not padded with
+# sentences that barely relate to the question.
+RELATIVE_CUTOFF = 0.6
+# Near-duplicates: a sentence this similar to one already chosen, or whose terms are this much
+# contained in one already chosen, adds nothing.
+DUPLICATE_COSINE = 0.9
+CONTAINED_SHARE = 0.8
+# Shorter "sentences" are fragments ("See Fig. 2.", "Results."), not answers.
+MIN_WORDS = 5
+# A paragraph that is one short line without a full stop is a heading.
+HEADING_MAX_WORDS = 12
+
+# Paragraphs that are not prose, all of them: a figure or table caption ("Figure 2. Rates of …",
+# "Table S1: …", but not prose such as "Table 1 shows …"), an entry of a reference list
+# ("1. Smith AB, …", "[4] Jones C. …").
+_NOT_PROSE = re.compile(
+    r"^(?i:fig(?:ure)?s?|table|box|panel|supplementary)\.?\s*(?:[A-Z]?\d{1,3}[a-z]?|[A-Z]|[IVX]+)\s*[.:|–—-]"
+    r"|^\[?\d{1,3}[.\])]\s+[A-Z][\w'-]+,?\s+[A-Z]{1,3}\b"
+)
+# Sentences that are citation debris: author lists, "2010;362:18", "12(3):45", DOIs and links; and
+# the metadata lines of a document's overview chunk ("Authors: …", "Journal: …").
+_CITATION_DEBRIS = re.compile(
+    r"(?:[A-Z][\w'-]+ [A-Z]{1,3}, ){2,}"
+    r"|\b(?:19|20)\d\d\s*;\s*\d+"
+    r"|\b\d+\s*\(\d+\)\s*:\s*\d+"
+    r"|\bdoi\b|https?://|www\.|\bPMID\b"
+    r"|^(?:Authors|Journal|Year|DOI|Type|Topics|Contents):\s"
+)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    rank: int  # the evidence block's place in the evidence (0 = best retrieved)
+    n: int
+    index: int  # the sentence's place among its chunk's answerable sentences
+    text: str
+    terms: frozenset[str]
+
+
+def sentence_score(term_weight: float, similarity: float, index: int, rank: int) -> float:
+    """The score of one evidence sentence for a question, from its parts:
+    `term_weight` — the rarity-weighted share of the question's terms it contains (0–1);
+    `similarity` — its embedding cosine with the question (negative counts as 0);
+    `index`, `rank` — its place in its chunk and its chunk's place in the evidence (0 = first)."""
+    position = RANK_SHARE * POSITION_DECAY**rank + (1 - RANK_SHARE) * POSITION_DECAY**index
+    return TERM_WEIGHT * term_weight + SIMILARITY_WEIGHT * max(similarity, 0.0) + POSITION_WEIGHT * position
+
+
+class ExtractiveGenerator:
+    """Answers with verbatim sentences of the evidence, at most `max_sentences` and about `max_words`."""
+
+    name = "extractive"
+
+    def __init__(self, embedder: Embedder, max_sentences: int = 4, max_words: int = 120) -> None:
+        self.embedder = embedder
+        self.max_sentences = max_sentences
+        self.max_words = max_words
+
+    def generate(
+        self, question: str, evidence: Sequence[Evidence], on_delta: Callable[[str], None] | None = None
+    ) -> Draft:
+        chosen = self._choose(question, _candidates(evidence))
+        if not chosen:
+            draft = abstention(self.name)
+        else:
+            chosen.sort(key=lambda c: (c.rank, c.index))  # reads as extracts, block by block
+            sentences = [Sentence(c.text, [c.n], supported=True, support=1.0) for c in chosen]
+            text = " ".join(f"{c.text} [{c.n}]" for c in chosen)
+            draft = Draft(text, sentences, abstained=False, model=self.name)
+        if on_delta:
+            on_delta(draft.text)
+        return draft
+
+    def _choose(self, question: str, candidates: list[_Candidate]) -> list[_Candidate]:
+        """The candidates that answer the question, best first; none if none is relevant."""
+        if not candidates:
+            return []
+        vectors = self.embedder.embed([c.text for c in candidates])  # one batch: fast
+        similarities = vectors @ self.embedder.embed_query(question)
+        weights = _term_weights(set(terms(question)), candidates)
+        scores = {
+            i: sentence_score(w, float(s), candidates[i].index, candidates[i].rank)
+            for i, (w, s) in enumerate(zip(weights, similarities, strict=True))
+            if w >= MIN_TERM_WEIGHT or s >= MIN_SIMILARITY
+        }
+        return [candidates[i] for i in self._select(scores, candidates, vectors)] if scores else []
+
+    def _select(
+        self, scores: dict[int, float], candidates: list[_Candidate], vectors: np.ndarray
+    ) -> list[int]:
+        """The best-scoring candidates (ties in evidence order) down to RELATIVE_CUTOFF of the best,
+        skipping near-duplicates, within the sentence and word limits."""
+        floor = RELATIVE_CUTOFF * max(scores.values())
+        chosen: list[int] = []
+        words = 0
+        for i in sorted(scores, key=lambda i: -scores[i]):
+            if scores[i] < floor or len(chosen) == self.max_sentences:
+                break
+            length = len(candidates[i].text.split())
+            # The first sentence is kept even if long: a verbatim answer beats none.
+            if (chosen and words + length > self.max_words) or _repeats(i, chosen, candidates, vectors):
+                continue
+            chosen.append(i)
+            words += length
+        return chosen
+
+
+def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
+    return [
+        _Candidate(rank, item.n, index, sentence.text, frozenset(terms(sentence.text)))
+        for rank, item in enumerate(evidence)
+        for index, sentence in enumerate(_answerable(item.chunk.body))
+    ]
+
+
+def _answerable(body: str) -> list[BodySentence]:
+    """The sentences of a chunk body that could stand in an answer: not in a caption or a reference
+    entry, not a heading, citation debris or a fragment."""
+    sentences = body_sentences(body)
+    # Each paragraph's text from its first sentence on (only its opening is matched).
+    openings = {s.paragraph: body[s.start :] for s in reversed(sentences)}
+    skipped = {p for p, text in openings.items() if _NOT_PROSE.match(text)}
+    sizes = Counter(s.paragraph for s in sentences)
+    return [
+        s
+        for s in sentences
+        if s.paragraph not in skipped
+        and not (sizes[s.paragraph] == 1 and _is_heading(s.text))
+        and len(s.text.split()) >= MIN_WORDS
+        and not _CITATION_DEBRIS.search(s.text)
+    ]
+
+
+def _is_heading(text: str) -> bool:
+    return not ends_sentence(text) and len(text.split()) <= HEADING_MAX_WORDS
+
+
+def _term_weights(query: set[str], candidates: list[_Candidate]) -> list[float]:
+    """Each candidate's share of the question's terms, each term weighted by its idf over the
+    candidates: a term every sentence has hardly tells them apart; one found nowhere weighs most."""
+    frequency = document_frequencies(c.terms for c in candidates)
+    weight = {t: idf(frequency[t], len(candidates)) for t in query}
+    total = sum(weight.values())
+    if not total:
+        return [0.0] * len(candidates)
+    return [sum(weight[t] for t in query & c.terms) / total for c in candidates]
+
+
+def _repeats(i: int, chosen: list[int], candidates: list[_Candidate], vectors: np.ndarray) -> bool:
+    """Whether candidate i says again what a chosen one says: near-identical meaning or words."""
+    own = candidates[i].terms
+    for j in chosen:
+        if float(vectors[i] @ vectors[j]) >= DUPLICATE_COSINE:
+            return True
+        if own and len(own & candidates[j].terms) / len(own) >= CONTAINED_SHARE:
+            return True
+    return False

@@ -1,0 +1,154 @@
+"""A question in, a checked and cited answer out: cache → retrieve → adequacy → generate → check.
+
+The CLI and the web app both call `Answerer.ask`; everything an answer record holds (citations with
+their exact supporting text, filters, per-stage timings and cost, cache hit, index version) is
+assembled here, once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.base import Citation, Draft, Evidence, Generator, Sentence, Usage, abstention
+from evidenceqa.answer.citations import check, citations_for, unsupported_count
+from evidenceqa.cache import Cache, cache_key, settings_fingerprint
+from evidenceqa.config import Settings
+from evidenceqa.index.base import Filters
+from evidenceqa.retrieval import Retriever, SearchResponse
+
+
+@dataclass
+class Answer:
+    question: str
+    answer: str
+    abstained: bool
+    citations: list[Citation]
+    sentences: list[Sentence]
+    unsupported: int  # sentences the checker could not tie to their cited evidence
+    generator: str
+    filters: dict[str, Any]
+    temporal: str | None
+    timings_ms: dict[str, float]
+    cost_usd: dict[str, float]  # per stage, and "total"
+    usage: Usage
+    index_version: int
+    p_answerable: float | None = None  # the calibrated adequacy model's belief, when there is one
+    cache_hit: bool = False
+    query_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Answer:
+        values = dict(data)
+        values["citations"] = [Citation(**c) for c in data["citations"]]
+        values["sentences"] = [Sentence(**s) for s in data["sentences"]]
+        values["usage"] = Usage(**data["usage"])
+        return cls(**values)
+
+
+@dataclass
+class Answerer:
+    settings: Settings
+    retriever: Retriever
+    generator: Generator
+    cache: Cache
+    abstainer: Abstainer = field(default_factory=Abstainer)
+    index_version: Callable[[], int] = lambda: 0
+
+    def ask(
+        self,
+        question: str,
+        filters: Filters | None = None,
+        k: int | None = None,
+        on_delta: Callable[[str], None] | None = None,
+        use_cache: bool = True,
+    ) -> Answer:
+        started = time.perf_counter()
+        version = self.index_version()
+        key = cache_key(
+            question, (filters or Filters()).describe(), version, settings_fingerprint(self.settings)
+        )
+        cached = self.cache.get(key) if use_cache else None
+        if cached is not None:
+            return self._from_cache(cached, started, on_delta)
+        response = self.retriever.search(question, k=k or self.settings.evidence_k, filters=filters)
+        answer = self._answer(question, response, version, on_delta)
+        answer.timings_ms["total"] = _ms_since(started)
+        if use_cache:
+            self.cache.set(key, answer.to_dict(), self.settings.cache_ttl_s)
+        return answer
+
+    def _answer(
+        self, question: str, response: SearchResponse, version: int, on_delta: Callable[[str], None] | None
+    ) -> Answer:
+        timings = {name: ms for name, ms in response.timings_ms.items() if name != "total"}
+        clock = time.perf_counter()
+        evidence = [Evidence(r.rank, r.chunk, r.score) for r in response.results]
+        judgement = self.abstainer.judge(response)
+        if judgement.abstain:
+            draft = abstention(self.generator.name)
+            if on_delta:
+                on_delta(draft.text)
+        else:
+            draft = self.generator.generate(question, evidence, on_delta)
+        timings["generate"] = _ms_since(clock)
+        clock = time.perf_counter()
+        sentences = self._checked(draft, evidence)
+        timings["check"] = _ms_since(clock)
+        return Answer(
+            question=question,
+            answer=draft.text,
+            abstained=draft.abstained,
+            citations=[] if draft.abstained else citations_for(sentences, evidence),
+            sentences=sentences,
+            unsupported=unsupported_count(sentences),
+            generator=self.generator.name,
+            filters=response.filters,
+            temporal=response.temporal,
+            timings_ms=timings,
+            cost_usd=self._cost(draft),
+            usage=draft.usage,
+            index_version=version,
+            p_answerable=judgement.p_answerable,
+        )
+
+    def _checked(self, draft: Draft, evidence: list[Evidence]) -> list[Sentence]:
+        """Verbatim extractive sentences are supported by construction; generated ones are checked."""
+        if draft.abstained or all(s.supported for s in draft.sentences):
+            return draft.sentences
+        return check(draft.sentences, evidence, self.retriever.embedder)
+
+    def _cost(self, draft: Draft) -> dict[str, float]:
+        s = self.settings
+        cost = {
+            "embed": s.embedding_price_per_query,
+            "search": s.search_price_per_query,
+            "generate": (draft.usage.prompt_tokens * s.llm_price_in_per_1k
+                         + draft.usage.completion_tokens * s.llm_price_out_per_1k) / 1000,
+        }  # fmt: skip
+        return {**cost, "total": sum(cost.values())}
+
+    def _from_cache(
+        self, cached: dict[str, Any], started: float, on_delta: Callable[[str], None] | None
+    ) -> Answer:
+        answer = Answer.from_dict(cached)
+        if on_delta:
+            on_delta(answer.answer)
+        # A cached answer costs nothing again and takes only the lookup.
+        zero = dict.fromkeys(answer.cost_usd, 0.0)
+        return replace(
+            answer,
+            cache_hit=True,
+            cost_usd=zero,
+            timings_ms={"cache": _ms_since(started), "total": _ms_since(started)},
+        )
+
+
+def _ms_since(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)

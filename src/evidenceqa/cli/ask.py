@@ -1,0 +1,135 @@
+"""`evidenceqa ask`: a cited answer from the library, or the honest abstention."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from evidenceqa.answer import GenerationError
+from evidenceqa.answer.pipeline import Answer, Answerer
+from evidenceqa.cli.app import DISCLAIMER, app
+from evidenceqa.cli.common import err, fail, out, progress_bar, settings_of
+from evidenceqa.cli.search import open_engine, read_queries
+from evidenceqa.index.base import Filters
+
+
+def answer_row(answer: Answer) -> dict[str, Any]:
+    """One answer as the batch file and `--json` write it."""
+    return {
+        "query_id": answer.query_id,
+        "question": answer.question,
+        "answer": answer.answer,
+        "abstained": answer.abstained,
+        "citations": [asdict(c) for c in answer.citations],
+        "unsupported_sentences": [s.text for s in answer.sentences if s.supported is False],
+        "filters": answer.filters,
+        "timings_ms": answer.timings_ms,
+        "cost_usd": answer.cost_usd["total"],
+        "cost_by_stage_usd": answer.cost_usd,
+        "generator": answer.generator,
+        "p_answerable": answer.p_answerable,
+        "cache_hit": answer.cache_hit,
+        "index_version": answer.index_version,
+    }
+
+
+@app.command()
+def ask(
+    ctx: typer.Context,
+    question: Annotated[str | None, typer.Argument(help="The question.")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="Evidence chunks the answer is drawn from.")] = None,
+    year_min: Annotated[int | None, typer.Option(help="Only evidence from this year on.")] = None,
+    year_max: Annotated[int | None, typer.Option(help="Only evidence up to this year.")] = None,
+    collection: Annotated[list[str] | None, typer.Option(help="Only these collections.")] = None,
+    cache: Annotated[bool, typer.Option(help="Reuse an identical earlier answer.")] = True,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the answer record as JSON.")] = False,
+    queries: Annotated[
+        Path | None, typer.Option(help="Batch: JSONL rows with query_id and question.")
+    ] = None,
+    out_path: Annotated[Path | None, typer.Option("--out", help="Batch: where to write answer rows.")] = None,
+) -> None:
+    """Answer from the library only, citing each sentence [n]; or say the library does not hold the answer."""
+    if (question is None) == (queries is None):
+        fail("give a question, or --queries FILE (with --out FILE)")
+    if queries is not None and out_path is None:
+        fail("--queries needs --out FILE")
+    filters = Filters(year_min=year_min, year_max=year_max, collections=tuple(collection or ()))
+    with open_engine(settings_of(ctx)) as engine:
+        if not engine.is_current():
+            err.print(
+                f"[yellow]note:[/yellow] {engine.pending()} chunks are not indexed yet: run `evidenceqa index`"
+            )
+        answerer = _answerer(engine)
+        if queries is not None:
+            _batch(answerer, read_queries(queries), out_path, filters, k, cache)
+            return
+        _one(answerer, question, filters, k, cache, json_output)
+
+
+def _answerer(engine: Any) -> Answerer:
+    try:
+        return engine.answerer()
+    except (GenerationError, ValueError) as exc:
+        fail(str(exc))
+
+
+def _one(
+    answerer: Answerer, question: str, filters: Filters, k: int | None, cache: bool, as_json: bool
+) -> None:
+    stream = None if as_json else _print_delta
+    try:
+        answer = answerer.ask(question, filters, k, on_delta=stream, use_cache=cache)
+    except GenerationError as exc:
+        fail(str(exc), code=1)
+    if as_json:
+        print(json.dumps(answer_row(answer), ensure_ascii=False, indent=1))
+    else:
+        _print_answer(answer)
+
+
+def _print_delta(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _print_answer(answer: Answer) -> None:
+    print()
+    for citation in answer.citations:
+        where = " — ".join(x for x in (citation.title, str(citation.year or ""), citation.section or "") if x)
+        out.print(f"\n[bold][{citation.n}][/bold] {where}", highlight=False)
+        out.print(f'    "{citation.text}"', highlight=False, soft_wrap=True)
+    if answer.unsupported:
+        err.print(
+            f"[yellow]{answer.unsupported} sentence(s) could not be tied to their cited evidence[/yellow]"
+        )
+    cached = " · cached" if answer.cache_hit else ""
+    err.print(
+        f"\n{answer.generator} · {answer.timings_ms.get('total', 0):.0f} ms · ${answer.cost_usd['total']:.4f}{cached}",
+        highlight=False,
+    )
+    err.print(DISCLAIMER, style="dim")
+
+
+def _batch(answerer: Answerer, rows: list[tuple[str, str]], out_path: Path, filters: Filters,
+           k: int | None, cache: bool) -> None:  # fmt: skip
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    with out_path.open("w", encoding="utf-8") as stream, progress_bar("ask", len(rows)) as bar:
+        for query_id, question in rows:
+            try:
+                record = answer_row(answerer.ask(question, filters, k, use_cache=cache)) | {
+                    "query_id": query_id
+                }
+            except GenerationError as exc:  # one failed question does not lose the batch
+                failed += 1
+                record = {"query_id": query_id, "question": question, "error": str(exc)}
+            stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+            bar.advance(bar.task_ids[0])
+    err.print(f"{len(rows) - failed} answered, {failed} failed → {out_path}")
+    if rows and failed == len(rows):
+        raise typer.Exit(1)

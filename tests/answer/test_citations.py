@@ -1,0 +1,274 @@
+"""Citation checking: [n] markers read from an answer, support measured against the cited passages
+with the real MiniLM embedder, and the exact passage each citation points at."""
+
+from __future__ import annotations
+
+import pytest
+
+from evidenceqa.answer.base import ABSTAIN_MESSAGE, Sentence
+from evidenceqa.answer.citations import (
+    SUPPORT_THRESHOLD,
+    body_sentences,
+    check,
+    citations_for,
+    split_answer,
+    supporting_text,
+    unsupported_count,
+)
+from evidenceqa.answer.extractive import ExtractiveGenerator
+from evidenceqa.embeddings import CachedEmbedder
+from tests.answer.evidence import CHUNKS, numbered, real_embedder
+
+EVIDENCE = numbered("chlorhexidine", "hair", "tranexamic")
+CLIPPING_SENTENCE = (
+    "When hair must be removed, clipping rather than shaving with a razor reduces the risk of "
+    "surgical site infection."
+)
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory: pytest.TempPathFactory, models_dir) -> CachedEmbedder:
+    return real_embedder(tmp_path_factory.mktemp("citations"), models_dir)
+
+
+def checked(embedder: CachedEmbedder, text: str, *citations: int) -> Sentence:
+    (result,) = check([Sentence(text, list(citations))], EVIDENCE, embedder)
+    return result
+
+
+# split_answer
+
+
+def test_markers_become_citations_and_leave_the_text():
+    sentences = split_answer(
+        "Clipping reduces infection [2]. Chlorhexidine-alcohol was superior [1, 3]. "
+        "Both were studied [1][2]. Several trials agree [1-3]. Dry the skin first [1–2]."
+    )
+
+    assert [(s.text, s.citations) for s in sentences] == [
+        ("Clipping reduces infection.", [2]),
+        ("Chlorhexidine-alcohol was superior.", [1, 3]),
+        ("Both were studied.", [1, 2]),
+        ("Several trials agree.", [1, 2, 3]),
+        ("Dry the skin first.", [1, 2]),
+    ]
+
+
+def test_a_marker_after_the_full_stop_belongs_to_the_sentence_before():
+    sentences = split_answer("Clipping reduces infection. [2] Razors cut the skin. [2][3]")
+
+    assert [(s.text, s.citations) for s in sentences] == [
+        ("Clipping reduces infection.", [2]),
+        ("Razors cut the skin.", [2, 3]),
+    ]
+
+
+def test_a_sentence_without_a_marker_is_uncited():
+    sentences = split_answer("Clipping reduces infection [2]. Razors should never be used.")
+
+    assert sentences[1] == Sentence("Razors should never be used.", [])
+
+
+def test_list_items_are_sentences_of_their_own():
+    sentences = split_answer(
+        "Before surgery:\n- clip, do not shave [2]\n- prepare the skin with chlorhexidine [1]"
+    )
+
+    assert [(s.text, s.citations) for s in sentences] == [
+        ("Before surgery:", []),
+        ("clip, do not shave", [2]),
+        ("prepare the skin with chlorhexidine", [1]),
+    ]
+
+
+def test_an_implausible_range_keeps_only_its_ends():
+    assert split_answer("Trials agree [2-90].")[0].citations == [2, 90]
+
+
+# check
+
+
+def test_a_verbatim_sentence_is_supported(embedder):
+    result = checked(embedder, CLIPPING_SENTENCE, 2)
+
+    assert result.supported is True
+    assert result.support is not None and result.support > 0.9
+    assert result.problem is None
+
+
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        ("Clipping hair instead of shaving lowers the chance of a wound infection after surgery.", 2),
+        (
+            "Skin preparation with chlorhexidine in alcohol works better than iodine at preventing "
+            "wound infections.",
+            1,
+        ),
+        ("Giving tranexamic acid means fewer patients need a blood transfusion.", 3),
+    ],
+)
+def test_a_paraphrase_is_supported(embedder, text, n):
+    result = checked(embedder, text, n)
+
+    assert result.supported is True, result.support
+    assert result.support is not None and result.support < 0.9  # it is not verbatim
+
+
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        ("Cefazolin 2 g should be given within 60 minutes before incision.", 1),
+        ("The patient should fast for six hours before anaesthesia.", 2),
+        # On the topic of the cited block, but the block says nothing about tranexamic acid.
+        ("Tranexamic acid reduces surgical site infection after hip replacement.", 1),
+        # True, but of another block than the one cited.
+        ("Tranexamic acid reduces blood loss.", 2),
+    ],
+)
+def test_a_sentence_the_cited_block_does_not_say_is_unsupported(embedder, text, n):
+    result = checked(embedder, text, n)
+
+    assert result.supported is False
+    assert result.support is not None and result.support < SUPPORT_THRESHOLD
+    assert result.problem == "the cited evidence does not support it"
+
+
+def test_a_number_not_among_the_evidence_is_flagged(embedder):
+    result = checked(embedder, CLIPPING_SENTENCE, 2, 7)
+
+    assert result.supported is False
+    assert result.problem == "cites [7], which is not among the evidence"
+
+
+def test_an_uncited_claim_is_flagged(embedder):
+    result = checked(embedder, "Clipping rather than shaving reduces surgical site infection.")
+
+    assert result.supported is False
+    assert result.problem == "cites no evidence"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ABSTAIN_MESSAGE,
+        "In summary,",
+        "The evidence recommends the following:",
+        "## Preparing the skin before surgery",
+    ],
+)
+def test_sentences_that_claim_nothing_need_no_citation(embedder, text):
+    result = checked(embedder, text)
+
+    assert result.supported is True
+    assert result.problem is None
+
+
+def test_check_returns_new_sentences_in_order(embedder):
+    sentences = split_answer(f"{CLIPPING_SENTENCE} [2] Razors should never be used. Dry the skin [9].")
+    results = check(sentences, EVIDENCE, embedder)
+
+    assert [r.text for r in results] == [s.text for s in sentences]
+    assert [r.supported for r in results] == [True, False, False]
+    assert all(s.supported is None and s.problem is None for s in sentences)  # inputs untouched
+    assert unsupported_count(results) == 2
+
+
+def test_an_extractive_answer_passes_the_check(embedder):
+    draft = ExtractiveGenerator(embedder).generate(
+        "How can surgical site infection be prevented before surgery?", EVIDENCE
+    )
+    results = check(split_answer(draft.text), EVIDENCE, embedder)
+
+    assert len(results) > 1
+    assert unsupported_count(results) == 0
+
+
+# citations_for
+
+
+def test_one_citation_per_cited_block_in_order_of_first_citation(embedder):
+    sentences = split_answer(
+        "Giving tranexamic acid means fewer patients need a blood transfusion [3]. "
+        "Clipping rather than shaving reduces surgical site infection [2][3]. Dry the skin [3]."
+    )
+    citations = citations_for(check(sentences, EVIDENCE, embedder), EVIDENCE)
+
+    assert [c.n for c in citations] == [3, 2]
+    hair = citations[1]
+    assert (hair.doc_id, hair.chunk_id, hair.title, hair.year, hair.section) == (
+        "tanner-2021",
+        "tanner-2021#2",
+        "Preoperative hair removal to reduce surgical site infection",
+        2021,
+        "Main results",
+    )
+
+
+def test_the_citation_text_is_the_matching_sentence_of_the_body():
+    sentences = split_answer(
+        "Clipping hair instead of shaving lowers the chance of a wound infection [2]. "
+        "Tranexamic acid cut transfusions by a third [3]."
+    )
+    by_n = {c.n: c.text for c in citations_for(sentences, EVIDENCE)}
+
+    assert by_n[2] == CLIPPING_SENTENCE
+    assert by_n[3] == (
+        "A meta-analysis of 129 trials found that tranexamic acid reduced the probability of "
+        "receiving a blood transfusion by a third."
+    )
+
+
+def test_citation_texts_are_exact_substrings_of_the_body(embedder):
+    sentences = split_answer(
+        "Chlorhexidine-alcohol prevented more surgical site infections than povidone-iodine [1]. "
+        "The infection rate was 9.5% with chlorhexidine-alcohol [1]. Razors cut the skin [2]."
+    )
+    for citation in citations_for(sentences, EVIDENCE):
+        body = EVIDENCE[citation.n - 1].chunk.body
+        assert citation.text and citation.text in body
+        assert citation.text == citation.text.strip()
+    chlorhexidine = citations_for(sentences, EVIDENCE)[0].text
+    assert chlorhexidine.startswith("Preoperative skin antisepsis") and chlorhexidine.endswith(
+        "povidone-iodine group."
+    )
+
+
+def test_matches_far_apart_give_the_strongest_passage_not_the_whole_body():
+    body = CHUNKS["chlorhexidine"].body
+    text = supporting_text(
+        body,
+        [
+            "Chlorhexidine-alcohol was superior to povidone-iodine for preventing surgical site infection.",
+            "Alcohol must dry before drapes are applied.",
+        ],
+    )
+
+    # Not the span from the first sentence to the last (which would take in the caption): the
+    # drying sentence alone, whose shared words are rarer in the chunk, so the stronger match.
+    assert text == (
+        "Alcohol-based solutions must be allowed to dry completely before drapes are applied, because "
+        "pooled alcohol can ignite under surgical diathermy."
+    )
+
+
+def test_an_unsupported_sentence_does_not_choose_the_passage(embedder):
+    # The second claim is unsupported but shares words with the sentence after the clipping one.
+    sentences = split_answer(f"{CLIPPING_SENTENCE} [2] Bacteria colonise the operating room air [2].")
+    (citation,) = citations_for(check(sentences, EVIDENCE, embedder), EVIDENCE)
+
+    assert citation.text == CLIPPING_SENTENCE
+
+
+def test_citations_ignore_numbers_not_among_the_evidence():
+    assert citations_for(split_answer("Clipping reduces infection [2][8]."), EVIDENCE)[0].n == 2
+    assert len(citations_for(split_answer("Clipping reduces infection [2][8]."), EVIDENCE)) == 1
+
+
+def test_body_sentences_are_located_exactly():
+    body = CHUNKS["hair"].body
+    sentences = body_sentences(body)
+
+    assert all(body[s.start : s.end] == s.text for s in sentences)
+    assert sentences[0].text == "Hair removal before surgery and surgical site infection"
+    assert sentences[1].paragraph == 1

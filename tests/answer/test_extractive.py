@@ -1,0 +1,248 @@
+"""The extractive generator on real perioperative passages with the real MiniLM embedder."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence
+from evidenceqa.answer.citations import split_answer
+from evidenceqa.answer.extractive import ExtractiveGenerator, sentence_score
+from evidenceqa.embeddings import CachedEmbedder
+from tests.answer.evidence import CHUNKS, chunk, numbered, real_embedder
+
+CLIPPING = "Does clipping rather than shaving reduce surgical site infection?"
+CLIPPING_SENTENCE = (
+    "When hair must be removed, clipping rather than shaving with a razor reduces the risk of "
+    "surgical site infection."
+)
+RAZORS_SENTENCE = "Razors cause microscopic cuts in the skin that become colonised by bacteria."
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory: pytest.TempPathFactory, models_dir) -> CachedEmbedder:
+    return real_embedder(tmp_path_factory.mktemp("extractive"), models_dir)
+
+
+@pytest.fixture(scope="session")
+def generator(embedder: CachedEmbedder) -> ExtractiveGenerator:
+    return ExtractiveGenerator(embedder)
+
+
+def answer(generator: ExtractiveGenerator, question: str, *names: str) -> Draft:
+    return generator.generate(question, numbered(*names))
+
+
+def test_quotes_the_answering_sentence_verbatim_and_cites_its_block(generator):
+    draft = answer(generator, CLIPPING, "chlorhexidine", "hair", "tranexamic")
+
+    assert not draft.abstained
+    assert draft.model == "extractive"
+    cited = {s.text: s.citations for s in draft.sentences}
+    assert cited.get(CLIPPING_SENTENCE) == [2]
+    assert CLIPPING_SENTENCE in CHUNKS["hair"].body
+    assert f"{CLIPPING_SENTENCE} [2]" in draft.text
+    assert all(s.supported is True and s.support == 1.0 for s in draft.sentences)
+
+
+def test_every_sentence_is_verbatim_from_the_block_it_cites(generator):
+    evidence = numbered("chlorhexidine", "hair", "hair_guideline", "tranexamic")
+    draft = generator.generate("How can surgical site infection be prevented before surgery?", evidence)
+
+    assert len(draft.sentences) > 1
+    for sentence in draft.sentences:
+        (n,) = sentence.citations
+        assert sentence.text in evidence[n - 1].chunk.body
+
+
+def test_markers_in_the_text_match_the_sentences(generator):
+    draft = answer(
+        generator, "Does tranexamic acid reduce transfusion?", "chlorhexidine", "hair", "tranexamic"
+    )
+
+    markers = [[int(n)] for n in re.findall(r"\[(\d+)\]", draft.text)]
+    assert len(draft.sentences) >= 2
+    assert markers == [s.citations for s in draft.sentences]
+    assert draft.text == " ".join(f"{s.text} [{s.citations[0]}]" for s in draft.sentences)
+    # The citation checker reads the generator's answer back into the same sentences.
+    assert [(s.text, s.citations) for s in split_answer(draft.text)] == [
+        (s.text, s.citations) for s in draft.sentences
+    ]
+
+
+def test_a_repeated_sentence_is_given_once(generator, embedder):
+    # The guideline repeats the review's recommendation word for word.
+    draft = answer(generator, CLIPPING, "hair", "hair_guideline")
+
+    texts = [s.text for s in draft.sentences]
+    assert texts.count(CLIPPING_SENTENCE) == 1
+    vectors = embedder.embed(texts)
+    for a, b in itertools.combinations(range(len(texts)), 2):
+        assert float(vectors[a] @ vectors[b]) < 0.9, (texts[a], texts[b])
+
+
+def test_of_two_equal_sentences_the_higher_ranked_block_is_quoted(generator):
+    # The sentence opens the guideline but comes second in the review: retrieval rank decides.
+    draft = answer(generator, CLIPPING, "chlorhexidine", "hair", "hair_guideline")
+    assert [s.citations for s in draft.sentences if s.text == CLIPPING_SENTENCE] == [[2]]
+
+    draft = answer(generator, CLIPPING, "chlorhexidine", "hair_guideline", "hair")
+    assert [s.citations for s in draft.sentences if s.text == CLIPPING_SENTENCE] == [[2]]
+
+
+def test_an_unrelated_question_abstains(generator):
+    draft = answer(generator, "What is the capital of France?", "chlorhexidine", "hair", "tranexamic")
+
+    assert draft.abstained
+    assert draft.text == ABSTAIN_MESSAGE
+    assert draft.model == "extractive"
+
+
+def test_no_evidence_abstains(generator):
+    assert generator.generate(CLIPPING, []).abstained
+
+
+def test_sentences_of_a_block_keep_their_order_in_the_body(generator):
+    # The razors sentence scores highest, but it follows the clipping sentence in the body.
+    draft = answer(generator, "Why do razors increase infection?", "hair")
+
+    assert [s.text for s in draft.sentences] == [CLIPPING_SENTENCE, RAZORS_SENTENCE]
+
+
+def test_blocks_come_in_evidence_order_not_score_order(generator):
+    evidence = numbered("hair", "chlorhexidine")
+    question = "How do chlorhexidine-alcohol and clipping compare for preventing surgical site infection?"
+    draft = generator.generate(question, evidence)
+
+    blocks = [s.citations[0] for s in draft.sentences]
+    assert blocks[0] == 1 and blocks.count(2) >= 2, blocks  # the best sentences are in [2]
+    assert blocks == sorted(blocks)
+    offsets = [evidence[1].chunk.body.index(s.text) for s in draft.sentences if s.citations == [2]]
+    assert offsets == sorted(offsets)
+
+
+@pytest.mark.parametrize(
+    ("question", "junk"),
+    [
+        # The caption matches this question better than any sentence does.
+        ("What were the rates of surgical site infection in each antiseptic group?", "Rates of surgical"),
+        # The titles of the references (one in a numbered list) are the questions.
+        ("What is the effect of tranexamic acid on surgical bleeding?", "Ker K"),
+        ("Does preoperative hair removal reduce surgical site infection?", "Tanner J"),
+        # The heading is the question.
+        ("What about hair removal before surgery and surgical site infection?", "Hair removal before"),
+    ],
+)
+def test_captions_references_and_headings_are_never_quoted(generator, question, junk):
+    draft = answer(generator, question, "chlorhexidine", "hair", "tranexamic")
+
+    assert not draft.abstained
+    assert not any(junk in s.text for s in draft.sentences), draft.text
+
+
+def test_fragments_are_not_quoted(generator):
+    body = f"Clipping versus shaving.\n\n{CLIPPING_SENTENCE}"
+    draft = generator.generate(
+        "Clipping versus shaving?", [Evidence(1, chunk("x#1", body, "T", 2020, []), 1.0)]
+    )
+
+    assert [s.text for s in draft.sentences] == [CLIPPING_SENTENCE]
+
+
+def test_overview_metadata_lines_are_not_quoted(generator):
+    body = (
+        "Chlorhexidine-alcohol versus povidone-iodine for surgical-site antisepsis\n\n"
+        "Authors: Darouiche RO; Wall MJ; Itani KM et al.\n\n"
+        "Journal: The New England Journal of Medicine\n\n"
+        "Chlorhexidine-alcohol was superior to povidone-iodine for preventing surgical site infection."
+    )
+    overview = chunk("darouiche-2010#0", body, "Chlorhexidine-alcohol versus povidone-iodine", 2010, [])
+    draft = generator.generate(
+        "Which journal published the chlorhexidine-alcohol versus povidone-iodine trial?",
+        [Evidence(1, overview, 1.0)],
+    )
+
+    assert [s.text for s in draft.sentences] == [
+        "Chlorhexidine-alcohol was superior to povidone-iodine for preventing surgical site infection."
+    ]
+
+
+def test_the_answer_stays_within_the_limits(embedder):
+    generator = ExtractiveGenerator(embedder, max_sentences=2, max_words=40)
+    evidence = numbered("chlorhexidine", "hair", "hair_guideline", "tranexamic")
+    draft = generator.generate("How can surgical site infection be prevented before surgery?", evidence)
+
+    assert 1 <= len(draft.sentences) <= 2
+    assert sum(len(s.text.split()) for s in draft.sentences) <= 40
+
+
+def test_on_delta_receives_the_whole_text_once(generator):
+    received: list[str] = []
+    draft = generator.generate(CLIPPING, numbered("hair"), on_delta=received.append)
+    assert received == [draft.text]
+
+    received.clear()
+    abstained = generator.generate(
+        "What is the capital of France?", numbered("hair"), on_delta=received.append
+    )
+    assert received == [abstained.text] == [ABSTAIN_MESSAGE]
+
+
+class CountingEmbedder:
+    """Passes through to a real embedder, counting calls of embed."""
+
+    def __init__(self, inner: CachedEmbedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.batches: list[int] = []
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.batches.append(len(texts))
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+def ten_chunks() -> list[Evidence]:
+    bodies = [c.body for c in CHUNKS.values()]
+    chunks = [
+        chunk(f"copy-{i}#1", f"{bodies[i % 4]}\n\nCopy {i} of the passage.", "T", 2020, []) for i in range(10)
+    ]
+    return [Evidence(i + 1, c, 1.0) for i, c in enumerate(chunks)]
+
+
+def test_all_sentences_are_embedded_in_one_batch(embedder):
+    counting = CountingEmbedder(embedder)
+    ExtractiveGenerator(counting).generate(CLIPPING, ten_chunks())
+
+    assert len(counting.batches) == 1
+    assert counting.batches[0] >= 30
+
+
+def test_answering_from_ten_chunks_is_fast_once_the_embedder_is_warm(generator):
+    evidence = ten_chunks()
+    generator.generate(CLIPPING, evidence)  # loads the model, caches the sentence vectors
+    timings = []
+    for _ in range(3):
+        start = time.perf_counter()
+        generator.generate(CLIPPING, evidence)
+        timings.append(time.perf_counter() - start)
+    assert min(timings) < 0.1
+
+
+def test_score_parts_weigh_as_documented():
+    # Query terms and similarity decide; position only breaks near-ties.
+    assert sentence_score(1.0, 0.8, 0, 0) > sentence_score(0.0, 0.2, 0, 0)
+    assert sentence_score(0.5, 0.5, 0, 0) > sentence_score(0.5, 0.5, 3, 0) > sentence_score(0.5, 0.5, 3, 3)
+    assert sentence_score(0.5, 0.5, 5, 5) > sentence_score(0.4, 0.4, 0, 0)
+    assert sentence_score(0.0, -0.3, 0, 0) == sentence_score(0.0, 0.0, 0, 0)

@@ -1,0 +1,104 @@
+"""Answerer end to end on a small real home: retrieval, adequacy, generation, citation check, cache."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from evidenceqa.answer import ABSTAIN_MESSAGE, GenerationError
+from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.pipeline import Answer
+from evidenceqa.cache import MemoryCache
+from evidenceqa.engine import Engine
+from tests.answer.openai_server import OpenAIServer, answer, failure
+from tests.conftest import indexed_engine
+
+DOCS = [
+    ("shave", 2007, "Shaving the incision site immediately before spinal surgery increased the rate of "
+     "postoperative infection. Clipping did not."),
+    ("chg", 2015, "Chlorhexidine gluconate should not be used on mucous membranes. It is safe on intact skin "
+     "before surgery."),
+    ("txa", 2019, "Tranexamic acid reduced blood loss after total knee arthroplasty without more thrombosis."),
+]  # fmt: skip
+SHAVE = "Does shaving the incision site increase infection after spinal surgery?"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory, models_dir: Path) -> Iterator[Engine]:
+    with indexed_engine(tmp_path_factory.mktemp("home"), DOCS, models_dir) as opened:
+        yield opened
+
+
+def test_extractive_answer_cites_the_passage_that_says_it(engine: Engine) -> None:
+    result = engine.answerer(MemoryCache(16)).ask(SHAVE)
+    assert not result.abstained and result.generator == "extractive"
+    assert result.citations[0].doc_id == "shave"
+    assert (
+        result.citations[0].text
+        in engine.catalogue.get_chunks([result.citations[0].chunk_id])[result.citations[0].chunk_id].body
+    )  # the exact supporting text, for highlighting
+    assert f"[{result.citations[0].n}]" in result.answer
+    assert result.unsupported == 0
+    assert {"search", "generate", "check", "total"} <= set(result.timings_ms)
+    assert result.cost_usd == {"embed": 0.0, "search": 0.0, "generate": 0.0, "total": 0.0}
+    assert result.index_version == engine.catalogue.index_version
+
+
+def test_second_identical_question_comes_from_the_cache_until_the_library_changes(engine: Engine) -> None:
+    answerer = engine.answerer(MemoryCache(16))
+    first = answerer.ask(SHAVE)
+    again = answerer.ask("does shaving the incision site increase infection after spinal surgery")
+    assert again.cache_hit and not first.cache_hit
+    assert again.answer == first.answer and again.citations == first.citations
+    answerer.index_version = lambda: first.index_version + 1  # an ingest bumps the version
+    assert not answerer.ask(SHAVE).cache_hit
+
+
+def test_answers_round_trip_through_their_dict(engine: Engine) -> None:
+    result = engine.answerer(MemoryCache(16)).ask(SHAVE)
+    assert Answer.from_dict(result.to_dict()) == result
+
+
+def test_a_question_the_library_cannot_answer_is_abstained_on(engine: Engine) -> None:
+    answerer = engine.answerer(MemoryCache(16))
+    answerer.abstainer = Abstainer(weights=[10.0, 1.0, 5.0], bias=-9.0, threshold=0.5)
+    result = answerer.ask("Which volcano erupted in Iceland in 2010?")
+    assert result.abstained and result.answer == ABSTAIN_MESSAGE
+    assert result.citations == [] and result.p_answerable is not None and result.p_answerable < 0.5
+
+
+def _llm(engine: Engine, server: OpenAIServer):
+    settings = engine.settings.model_copy(
+        update={"generator": "llm", "llm_model": "gpt-4o-mini", "llm_api_base": f"{server.url}/v1",
+                "llm_api_key": SecretStr("sk-test"), "llm_price_in_per_1k": 0.15, "llm_price_out_per_1k": 0.6}
+    )  # fmt: skip
+    return Engine(settings, engine.catalogue, engine.embedder, engine.backend).answerer(MemoryCache(16))
+
+
+def test_llm_answer_is_checked_priced_and_streamed(engine: Engine) -> None:
+    with OpenAIServer() as server:
+        server.script(
+            answer("Shaving the incision site before spinal surgery increased postoperative infection [1]. ",
+                   "Mars has two moons [7].", usage=(1000, 200))
+        )  # fmt: skip
+        deltas: list[str] = []
+        result = _llm(engine, server).ask(SHAVE, on_delta=deltas.append)
+    assert "".join(deltas) == result.answer
+    assert [s.supported for s in result.sentences] == [True, False]
+    assert "cites [7]" in (result.sentences[1].problem or "")
+    assert result.unsupported == 1 and [c.n for c in result.citations] == [1]
+    assert result.cost_usd["generate"] == pytest.approx((1000 * 0.15 + 200 * 0.6) / 1000)
+    assert result.usage.prompt_tokens == 1000
+
+
+def test_llm_failure_is_an_error_and_is_not_cached(engine: Engine) -> None:
+    with OpenAIServer() as server:
+        server.script(failure(401, "bad key"))
+        answerer = _llm(engine, server)
+        with pytest.raises(GenerationError, match="401"):
+            answerer.ask(SHAVE)
+        server.script(answer("Shaving increased infection [1]."))
+        assert not answerer.ask(SHAVE).cache_hit
