@@ -65,11 +65,14 @@ class Abstainer:
         return 1.0 / (1.0 + math.exp(-z))
 
     def judge(self, response: SearchResponse) -> Judgement:
-        if not response.results:
+        return self.decide(features(response) if response.results else None)
+
+    def decide(self, signals: dict[str, float] | None) -> Judgement:
+        """From a search's signals; None when it found nothing at all, which is always abstained on."""
+        if signals is None:
             return Judgement(True, 0.0 if self.weights else None, {})
-        signals = features(response)
         p = self.probability(signals)
-        if p is None:
+        if p is None:  # uncalibrated: only when neither retriever found anything like the question
             return Judgement(
                 signals["dense_top"] < FLOOR_COSINE and signals["keyword_per_term"] == 0.0, None, signals
             )

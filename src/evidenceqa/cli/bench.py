@@ -10,6 +10,8 @@ from typing import Annotated
 
 import typer
 
+from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.bench import answers as bench_answers
 from evidenceqa.bench import gaps as bench_gaps
 from evidenceqa.bench import grid as bench_grid
 from evidenceqa.bench import plots as bench_plots
@@ -17,6 +19,7 @@ from evidenceqa.bench import report as bench_report
 from evidenceqa.bench import retrieval as bench_retrieval
 from evidenceqa.bench import temporal as bench_temporal
 from evidenceqa.bench.metrics import METRICS
+from evidenceqa.cache import MemoryCache
 from evidenceqa.cli.app import bench_app
 from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of, warn
 from evidenceqa.cli.search import open_engine, open_retriever
@@ -241,3 +244,71 @@ def grid(
 def _track(description: str, total: int) -> Iterator[Callable[[int], None]]:
     with progress_bar(description, total) as bar:
         yield lambda n: bar.advance(bar.task_ids[0], n)
+
+
+@bench_app.command("abstention")
+def abstention(
+    ctx: typer.Context,
+    benchmark: Annotated[
+        Path, typer.Option(help="A benchmark whose gold documents can be held out (covidqa-dev).")
+    ],
+    fraction: Annotated[float, typer.Option(help="Share of the gold documents held out.")] = 0.25,
+    max_false: Annotated[
+        float, typer.Option(help="Most answerable questions abstained on, when fitting.")
+    ] = 0.10,
+    seed: Annotated[int, typer.Option(help="Seed for which documents are held out.")] = 13,
+    write: Annotated[bool, typer.Option(help="Save the calibration in the data home for `ask`.")] = False,
+    markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+) -> None:
+    """Calibrate abstention on a content-gap set: fit on the even questions, report on the odd ones."""
+    if not 0 < fraction < 1 or not 0 <= max_false < 1:
+        fail("--fraction is between 0 and 1, --max-false from 0 to below 1")
+    try:
+        rows = bench_gaps.build(bench_retrieval.read_questions(benchmark), fraction, seed)
+    except (OSError, ValueError) as exc:
+        fail(str(exc))
+    settings = settings_of(ctx)
+    with open_engine(settings) as engine, progress_bar(f"{benchmark.stem} · search", len(rows)) as bar:
+        found = bench_answers.samples(open_retriever(engine), rows, lambda: bar.advance(bar.task_ids[0]))
+    fitting, held_out = bench_answers.halves(found)
+    model = bench_answers.calibrate(fitting, max_false, f"{benchmark.name} (even questions), seed {seed}")
+    table = [
+        bench_answers.evaluate(Abstainer(), held_out).row("uncalibrated floor"),
+        bench_answers.evaluate(model, held_out).row(f"calibrated (≤ {max_false:.0%} false on the fit half)"),
+    ]
+    emit(bench_answers.ABSTENTION_HEADERS, table, markdown_output, [False] + [True] * 5,
+         f"abstention on the odd questions of {benchmark.stem}'s content-gap set")  # fmt: skip
+    if write:
+        err.print(f"calibration: {model.save(settings.home)}")
+
+
+@bench_app.command("answers")
+def answers(
+    ctx: typer.Context,
+    benchmark: Annotated[list[Path], typer.Option(help="Benchmark JSONL; repeat for more.")],
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions of each.")] = None,
+    markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+) -> None:
+    """Answer each question: hit rate (cites gold, contains a gold span), abstentions, unsupported sentences."""
+    try:
+        sets = {
+            name: group
+            for path in benchmark
+            for name, group in bench_answers.by_answerability(
+                path.stem, bench_retrieval.read_questions(path, limit)
+            )
+        }
+    except (OSError, ValueError) as exc:
+        fail(str(exc))
+    table = []
+    with open_engine(settings_of(ctx)) as engine:
+        answerer = engine.answerer(MemoryCache(1))
+        for name, questions in sets.items():
+            with progress_bar(f"{name} · answer", len(questions)) as bar:
+                scores = []
+                for q in questions:
+                    answer = answerer.ask(q.question, bench_retrieval.question_filters(q), use_cache=False)
+                    scores.append(bench_answers.score_answer(q, answer))
+                    bar.advance(bar.task_ids[0])
+            table.append(bench_answers.answer_row(name, scores, answerer.generator.name))
+    emit(bench_answers.ANSWER_HEADERS, table, markdown_output, [False, False] + [True] * 5, "answers")
