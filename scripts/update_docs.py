@@ -39,7 +39,10 @@ def run(command: str) -> str:
         args = [sys.executable, "-m", "evidenceqa", *words[1:]]
     else:
         args = [sys.executable, *words]
-    result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, check=True)
+    # Progress bars go to the terminal; a failure shows its own error, not just an exit status.
+    result = subprocess.run(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
+    if result.returncode:
+        raise SystemExit(f"`{command}` failed with exit status {result.returncode}")
     return result.stdout
 
 

@@ -76,3 +76,20 @@ def test_terminal_summary_has_a_row_per_cell():
     headers, rows = summary(grid_result(), "small")
     assert headers[:4] == ["Chunking", "Embedder", "Mode", "Backend"]
     assert len(rows) == 6 and rows[0][-2:] == ["3.0", "9.0"]
+
+
+def test_crossover_table_puts_each_embedder_and_mode_on_every_benchmark_side_by_side(tmp_path):
+    result = grid_result()
+    section = _markdown(result, tmp_path, "x").split("### Embedders across benchmarks")[1].split("###")[0]
+    headers = (
+        "| Embedder | Dimensions | Mode | " + " | ".join(f"{b} doc MRR@10" for b in result.benchmarks) + " |"
+    )
+    assert headers in section
+    rows = [line for line in section.splitlines() if line.startswith(("| minilm", "| onnx"))]
+    assert len(rows) == 6
+    cell = next(
+        c
+        for c in result.of(result.benchmarks[0])
+        if c.cell.embedder.startswith("onnx") and c.cell.mode == "dense"
+    )
+    assert f"| onnx:/models/pubmedbert | 768 | dense | {cell.value('document'):.3f} |" in section

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +58,8 @@ def to_markdown(result: GridResult, plots: Plots, link_base: str) -> str:
     if len(result.spec.axes["chunking"]) > 1:
         parts.append(_chunking_section(result))
     parts += [_benchmark_section(result, b, plots.mrr.get(b), link_base) for b in result.benchmarks]
-    if plots.crossover:
-        parts.append(f"### Embedders across benchmarks\n\n{_image(plots.crossover, 'crossover', link_base)}")
+    if len(result.spec.axes["embedder"]) > 1:
+        parts.append(_crossover_section(result, plots.crossover, link_base))
     for (benchmark, key), path in plots.slices.items():
         parts.append(_slice_section(result, benchmark, key, path, link_base))
     return "\n\n".join(parts) + "\n"
@@ -95,6 +96,21 @@ def _chunking_section(result: GridResult) -> str:
         rows.append(row)
     table = markdown.table(headers, rows, [False] + [True] * (len(headers) - 1))
     return f"### Chunking strategies\n\nMRR@10 with {embedder} · {mode} · {backend}.\n\n{table}".rstrip()
+
+
+def _crossover_section(result: GridResult, plot: Path | None, link_base: str) -> str:
+    """Each embedder and mode on every benchmark side by side: where a model gains and where it loses."""
+    spec = result.spec
+    chunking, backend = spec.axes["chunking"][0], spec.axes["backend"][0]
+    headers = ["Embedder", "Dimensions", "Mode", *(f"{b} doc MRR@10" for b in result.benchmarks)]
+    rows = []
+    for embedder, mode in product(spec.axes["embedder"], spec.axes["mode"]):
+        found = [result.find(Cell(chunking, embedder, mode, backend), b) for b in result.benchmarks]
+        dim = next((c.dim for c in found if c), "–")
+        rows.append([embedder, dim, mode, *(_metric(c, "document", "MRR@10") for c in found)])
+    table = markdown.table(headers, rows, [False, True, False] + [True] * len(result.benchmarks))
+    image = f"\n{_image(plot, 'crossover', link_base)}" if plot else ""
+    return f"### Embedders across benchmarks\n\nWith {chunking} · {backend}.\n\n{table}{image}".rstrip()
 
 
 def _metric(cell: CellResult | None, level: str, metric: str) -> str:

@@ -37,7 +37,9 @@ def adapt(
     if max_pairs < batch_size or batch_size < 2 or epochs < 1 or max_minutes <= 0:
         fail("need --max-pairs ≥ --batch-size ≥ 2, --epochs ≥ 1 and --max-minutes > 0")
     if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / adaptation.MANIFEST).is_file():
-        fail(f"{out_dir} exists and is not an adapted model (no {adaptation.MANIFEST}): refusing to replace it")
+        fail(
+            f"{out_dir} exists and is not an adapted model (no {adaptation.MANIFEST}): refusing to replace it"
+        )
     guard = _holdout(holdout or [])
     settings = settings_of(ctx)
     if not settings.catalogue_path.is_file():
@@ -99,7 +101,7 @@ def _summary(
         [kind, f"{data.mined[kind]:,}", f"{sum(t.kind == kind for t in data.triplets):,}"]
         for kind in sorted(data.mined)
     ]
-    emit(["Pair kind", "Mined", "Trained on"], rows, False, [False, True, True], "training pairs")
+    emit(["Pair kind", "Mined", "Kept"], rows, False, [False, True, True], "training pairs")
     for reason, count in sorted(data.refused.items()):
         print(f"refused by the benchmark guard: {count:,} ({reason})")
     budget = " (stopped by the time budget)" if report.stopped_by_budget else ""

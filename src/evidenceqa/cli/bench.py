@@ -127,8 +127,10 @@ def gaps(
     benchmark: Annotated[
         Path, typer.Option(help="A benchmark whose gold documents can be held out (covidqa-dev).")
     ],
-    fraction: Annotated[float, typer.Option(help="Share of the gold documents held out.")] = 0.25,
-    seed: Annotated[int, typer.Option(help="Seed for which documents are held out.")] = 13,
+    fraction: Annotated[
+        float, typer.Option(help="Share of the gold documents held out.")
+    ] = bench_gaps.FRACTION,
+    seed: Annotated[int, typer.Option(help="Seed for which documents are held out.")] = bench_gaps.SEED,
     out_dir: Annotated[Path, typer.Option("--out", help="Where the content-gap set goes.")] = Path("reports"),
     markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
 ) -> None:
@@ -252,11 +254,13 @@ def abstention(
     benchmark: Annotated[
         Path, typer.Option(help="A benchmark whose gold documents can be held out (covidqa-dev).")
     ],
-    fraction: Annotated[float, typer.Option(help="Share of the gold documents held out.")] = 0.25,
+    fraction: Annotated[
+        float, typer.Option(help="Share of the gold documents held out.")
+    ] = bench_gaps.FRACTION,
     max_false: Annotated[
         float, typer.Option(help="Most answerable questions abstained on, when fitting.")
     ] = 0.10,
-    seed: Annotated[int, typer.Option(help="Seed for which documents are held out.")] = 13,
+    seed: Annotated[int, typer.Option(help="Seed for which documents are held out.")] = bench_gaps.SEED,
     write: Annotated[bool, typer.Option(help="Save the calibration in the data home for `ask`.")] = False,
     markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
 ) -> None:
@@ -285,25 +289,32 @@ def abstention(
 @bench_app.command("answers")
 def answers(
     ctx: typer.Context,
-    benchmark: Annotated[list[Path], typer.Option(help="Benchmark JSONL; repeat for more.")],
+    benchmark: Annotated[list[Path] | None, typer.Option(help="Benchmark JSONL; repeat for more.")] = None,
+    gaps: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also its content-gap set (as `bench abstention` builds it): the held-out odd half."
+        ),
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions of each.")] = None,
     markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
 ) -> None:
     """Answer each question: hit rate (cites gold, contains a gold span), abstentions, unsupported sentences."""
     try:
-        sets = {
-            name: group
-            for path in benchmark
-            for name, group in bench_answers.by_answerability(
-                path.stem, bench_retrieval.read_questions(path, limit)
-            )
-        }
+        sets = [(path.stem, bench_retrieval.read_questions(path, limit)) for path in benchmark or []]
+        if gaps:
+            rows = bench_gaps.build(bench_retrieval.read_questions(gaps))[1::2][:limit]
+            questions = [bench_retrieval.Question(r["query_id"], r["question"], r["gold_doc_ids"],
+                                                  r["gold_passages"], r["meta"]) for r in rows]  # fmt: skip
+            sets += bench_answers.by_answerability(f"{gaps.stem} gap set", questions)
     except (OSError, ValueError) as exc:
         fail(str(exc))
+    if not sets:
+        fail("give --benchmark FILE and/or --gaps FILE")
     table = []
     with open_engine(settings_of(ctx)) as engine:
         answerer = engine.answerer(MemoryCache(1))
-        for name, questions in sets.items():
+        for name, questions in sets:
             with progress_bar(f"{name} · answer", len(questions)) as bar:
                 scores = []
                 for q in questions:

@@ -1,0 +1,54 @@
+"""Answer latency per stage, offline (extractive), after a warm-up (a benchmark, not a test).
+
+Every question is answered without the answer cache (a cache hit would measure only the lookup),
+then the same questions again with it. Prints a Markdown table of p50 / p95 per stage. Example:
+
+    .venv/bin/python benchmarks/ask_latency.py --home .evidenceqa-bench \
+        --questions ../shared/data/benchmarks/covidqa-dev.jsonl --limit 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+from pathlib import Path
+
+from search_latency import WARM_UP, percentile
+
+from evidenceqa import markdown
+from evidenceqa.bench.retrieval import read_questions
+from evidenceqa.cache import MemoryCache
+from evidenceqa.config import load_settings
+from evidenceqa.engine import Engine
+
+STAGES = ("parse", "embed", "search", "fetch", "generate", "check", "total")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--questions", type=Path, required=True)
+    parser.add_argument("--limit", type=int, default=100)
+    args = parser.parse_args()
+    questions = [q.question for q in read_questions(args.questions, args.limit + WARM_UP)]
+    with Engine.open(load_settings(home=args.home)) as engine:
+        answerer = engine.answerer(MemoryCache(len(questions)))
+        for question in questions[:WARM_UP]:
+            answerer.ask(question, use_cache=False)
+        timed = [answerer.ask(q).timings_ms for q in questions[WARM_UP:]]
+        cached = [answerer.ask(q).timings_ms["total"] for q in questions[WARM_UP:]]
+        generator = answerer.generator.name
+    rows = [[stage, f"{percentile([t.get(stage, 0.0) for t in timed], 0.5):.1f}",
+             f"{percentile([t.get(stage, 0.0) for t in timed], 0.95):.1f}"] for stage in STAGES]  # fmt: skip
+    rows.append(["total, answer cached", f"{percentile(cached, 0.5):.1f}", f"{percentile(cached, 0.95):.1f}"])
+    print(markdown.table(["Stage", "p50 ms", "p95 ms"], rows, [False, True, True]), end="")
+    print(
+        f"\n{len(timed)} questions · {generator} · {platform.machine()}, {len(os.sched_getaffinity(0))} cores\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
