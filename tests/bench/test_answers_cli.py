@@ -1,0 +1,78 @@
+"""`bench abstention` and `bench answers` on a tiny real library, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evidenceqa.answer.abstain import CALIBRATION_FILE
+from tests.conftest import write_library
+from tests.test_cli import run
+
+TOPICS = [
+    ("chlorhexidine", "Chlorhexidine gluconate skin antisepsis lowered surgical site infection."),
+    ("clipping", "Clipping hair instead of shaving reduced wound infection after hernia repair."),
+    ("tranexamic", "Tranexamic acid reduced blood loss in total knee arthroplasty."),
+    ("warming", "Forced-air warming prevented perioperative hypothermia in colorectal surgery."),
+    ("fasting", "Clear fluids until two hours before anaesthesia did not raise aspiration risk."),
+    ("glucose", "Tight glucose control after cardiac surgery reduced sternal wound infection."),
+    ("gloves", "Double gloving reduced glove perforation during orthopaedic operations."),
+    ("drains", "Routine drains after thyroidectomy did not reduce haematoma."),
+]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("tiny")
+    docs = [(name, 2010 + i, text) for i, (name, text) in enumerate(TOPICS)]
+    questions = [
+        {
+            "query_id": f"{name}-{k}",
+            "question": question,
+            "gold_doc_ids": [name],
+            "gold_passages": [text.split()[0]],
+        }
+        for name, text in TOPICS
+        for k, question in enumerate(
+            (text.rstrip(".") + "?", "What does the evidence say about " + name + "?")
+        )
+    ]
+    bench = folder / "tiny.jsonl"
+    bench.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
+    home = folder / "home"
+    assert run(home, "ingest", str(write_library(folder / "lib.jsonl", docs))).returncode == 0
+    return home, bench
+
+
+def test_abstention_is_fitted_on_one_half_reported_on_the_other_and_saved(setup: tuple[Path, Path]) -> None:
+    home, bench = setup
+    result = run(home, "bench", "abstention", "--benchmark", str(bench), "--write", "--markdown")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "| uncalibrated floor |" in result.stdout
+        and "| calibrated (≤ 10% false on the fit half) |" in result.stdout
+    )
+    saved = json.loads((home / CALIBRATION_FILE).read_text())
+    assert len(saved["weights"]) == 3 and saved["fitted_on"] == "tiny.jsonl (even questions), seed 13"
+
+
+def test_answers_reports_a_benchmark_and_both_halves_of_its_gap_set(setup: tuple[Path, Path]) -> None:
+    home, bench = setup
+    (home / CALIBRATION_FILE).unlink(missing_ok=True)  # the uncalibrated floor: answers everything found
+    result = run(home, "bench", "answers", "--benchmark", str(bench), "--gaps", str(bench), "--markdown")
+    assert result.returncode == 0, result.stderr
+    rows = {
+        line.split(" | ")[0].lstrip("| "): line
+        for line in result.stdout.splitlines()
+        if line.startswith("| tiny")
+    }
+    assert set(rows) == {"tiny", "tiny gap set (answerable)", "tiny gap set (content gaps)"}
+    assert "| extractive | 16 |" in rows["tiny"]
+    assert "| 0.0% |" in rows["tiny gap set (content gaps)"]  # their gold is held out: no hit possible
+
+
+def test_answers_needs_something_to_answer(setup: tuple[Path, Path]) -> None:
+    result = run(setup[0], "bench", "answers")
+    assert result.returncode == 2 and "give --benchmark FILE and/or --gaps FILE" in result.stderr
