@@ -246,3 +246,15 @@ def test_score_parts_weigh_as_documented():
     assert sentence_score(0.5, 0.5, 0, 0) > sentence_score(0.5, 0.5, 3, 0) > sentence_score(0.5, 0.5, 3, 3)
     assert sentence_score(0.5, 0.5, 5, 5) > sentence_score(0.4, 0.4, 0, 0)
     assert sentence_score(0.0, -0.3, 0, 0) == sentence_score(0.0, 0.0, 0, 0)
+
+
+def test_the_sources_own_reference_numbers_never_look_like_our_citations(generator):
+    body = (
+        "The incubation period of COVID-19 was estimated at five days [11, 12] in early case series. "
+        "Most patients developed symptoms within fourteen days [13-15]."
+    )
+    evidence = [Evidence(1, chunk("covid#0", body, "Incubation of COVID-19", 2020, ["Results"]), 0.9)]
+    draft = generator.generate("What is the incubation period of COVID-19?", evidence)
+    assert not draft.abstained
+    assert re.findall(r"\[(\d+)\]", draft.text) == ["1"] * len(draft.sentences)
+    assert "The incubation period of COVID-19 was estimated at five days in early case series." in draft.text

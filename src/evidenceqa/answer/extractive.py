@@ -68,6 +68,10 @@ _CITATION_DEBRIS = re.compile(
 )
 
 
+# A bracketed reference list: [11], [3, 4], [5-7], [12–14]; with the space before it.
+_REFERENCE_MARK = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\]")
+
+
 @dataclass(frozen=True)
 class _Candidate:
     rank: int  # the evidence block's place in the evidence (0 = best retrieved)
@@ -104,8 +108,9 @@ class ExtractiveGenerator:
             draft = abstention(self.name)
         else:
             chosen.sort(key=lambda c: (c.rank, c.index))  # reads as extracts, block by block
-            sentences = [Sentence(c.text, [c.n], supported=True, support=1.0) for c in chosen]
-            text = " ".join(f"{c.text} [{c.n}]" for c in chosen)
+            shown = [(_without_reference_marks(c.text), c.n) for c in chosen]
+            sentences = [Sentence(text, [n], supported=True, support=1.0) for text, n in shown]
+            text = " ".join(f"{text} [{n}]" for text, n in shown)
             draft = Draft(text, sentences, abstained=False, model=self.name)
         if on_delta:
             on_delta(draft.text)
@@ -143,6 +148,12 @@ class ExtractiveGenerator:
             chosen.append(i)
             words += length
         return chosen
+
+
+def _without_reference_marks(text: str) -> str:
+    """The source's own numbered references ("… 14 days [11] ,") removed: in an answer, [n] must
+    always mean our evidence n. The citation keeps the verbatim text for highlighting."""
+    return _REFERENCE_MARK.sub("", text).strip()
 
 
 def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
