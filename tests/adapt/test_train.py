@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from evidenceqa.adapt import MANIFEST, TrainConfig, Triplet, train
-from evidenceqa.embeddings import SentenceTransformerEmbedder, minilm_path
+from evidenceqa.config import Settings
+from evidenceqa.embeddings import SentenceTransformerEmbedder, load_embedder, minilm_path
 
 TRIPLETS = [
     Triplet("question", "What are the treatments for gout ?", "Gout is treated with colchicine and NSAIDs.",
@@ -53,3 +54,11 @@ def test_the_time_budget_stops_training_and_keeps_what_was_learned(tmp_path: Pat
     assert report.steps == 1 and report.planned_steps == 4 and report.stopped_by_budget
     assert (out / "model.safetensors").is_file()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left
+
+
+def test_an_adapted_model_runs_as_int8_onnx_like_it_runs_in_torch(tmp_path: Path, models_dir: Path) -> None:
+    out = tmp_path / "adapted"
+    train(minilm_path(), TRIPLETS, out, TrainConfig(batch_size=2, learning_rate=1e-4), {})
+    onnx = load_embedder(Settings(home=tmp_path / "home", models_dir=models_dir, embedder=f"onnx:{out}"))
+    torch_vector = SentenceTransformerEmbedder(out).embed(PROBE)[0]
+    assert float(onnx.embed(PROBE)[0] @ torch_vector) > 0.98  # int8 quantisation keeps the direction

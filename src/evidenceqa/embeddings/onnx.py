@@ -147,7 +147,9 @@ def _load_session(model_file: Path, threads: int | None) -> Any:
 def _require_mean_pooling(model_dir: Path) -> None:
     """OnnxEmbedder pools by mean; a model that pools otherwise would silently give other vectors."""
     pooling = model_dir / "1_Pooling" / "config.json"
-    if pooling.is_file() and not json.loads(pooling.read_text()).get("pooling_mode_mean_tokens", False):
+    # sentence-transformers < 6 writes pooling_mode_mean_tokens: true; 6 writes pooling_mode: "mean".
+    config = json.loads(pooling.read_text()) if pooling.is_file() else {}
+    if config and not (config.get("pooling_mode_mean_tokens") or config.get("pooling_mode") == "mean"):
         raise EmbeddingError(
             f"{model_dir} does not use mean pooling; only mean-pooling models can be exported"
         )
