@@ -1,0 +1,110 @@
+"""Storage for the web app: users, invitations, logins, API tokens, conversations, answers, feedback.
+
+SQLite in the data home by default (`<home>/app.sqlite3`), PostgreSQL with `EVIDENCEQA_DATABASE_URL`
+(`postgresql+psycopg://user:pw@host/db`). `open_store(settings)` migrates the schema to the newest
+version (Alembic, shipped in `migrations/`) before returning.
+
+Notes for the web app (additions to the agreed API; nothing was renamed):
+- `Store.transaction()` is a session in one transaction; `Store.clock` can be replaced in tests.
+- Errors: `AccountError` (ValueError; message safe to show), `NotFound` (LookupError; a conversation or
+  answer that does not exist or is someone else's: answer 404), `InvalidRating` (ValueError).
+- Conversation and answer ids are ints. `messages_of` returns `Message`s whose `.answer` is the
+  `AnswerRecord` for assistant messages (None for the user's); `to_answer(record)` rebuilds the `Answer`.
+- Returned model objects are detached but readable (their columns are loaded).
+- `RATINGS` maps "Excellent"/"Acceptable"/"Very poor" to 1.0/0.6/0.2.
+- `accounts.password_hasher` is an argon2 `PasswordHasher`; tests may swap in a cheaper one.
+"""
+
+from evidenceqa.store.accounts import (
+    AccountError,
+    accept_invite,
+    api_tokens_of,
+    authenticate,
+    create_api_token,
+    create_invite,
+    create_user,
+    end_session,
+    get_user,
+    list_users,
+    purge_expired_sessions,
+    revoke_api_token,
+    session_user,
+    set_active,
+    set_password,
+    start_session,
+    token_user,
+)
+from evidenceqa.store.conversations import (
+    AnswerRow,
+    FeedbackRow,
+    InvalidRating,
+    NotFound,
+    answer_record,
+    answers_between,
+    conversations_of,
+    feedback_between,
+    feedback_of,
+    messages_of,
+    record_exchange,
+    record_feedback,
+    start_conversation,
+    to_answer,
+)
+from evidenceqa.store.db import Store, database_url, open_store
+from evidenceqa.store.models import (
+    RATINGS,
+    AnswerRecord,
+    ApiToken,
+    Conversation,
+    Feedback,
+    Invite,
+    LoginSession,
+    Message,
+    User,
+)
+
+__all__ = [
+    "RATINGS",
+    "AccountError",
+    "AnswerRecord",
+    "AnswerRow",
+    "ApiToken",
+    "Conversation",
+    "Feedback",
+    "FeedbackRow",
+    "InvalidRating",
+    "Invite",
+    "LoginSession",
+    "Message",
+    "NotFound",
+    "Store",
+    "User",
+    "accept_invite",
+    "answer_record",
+    "answers_between",
+    "api_tokens_of",
+    "authenticate",
+    "conversations_of",
+    "create_api_token",
+    "create_invite",
+    "create_user",
+    "database_url",
+    "end_session",
+    "feedback_between",
+    "feedback_of",
+    "get_user",
+    "list_users",
+    "messages_of",
+    "open_store",
+    "purge_expired_sessions",
+    "record_exchange",
+    "record_feedback",
+    "revoke_api_token",
+    "session_user",
+    "set_active",
+    "set_password",
+    "start_conversation",
+    "start_session",
+    "to_answer",
+    "token_user",
+]

@@ -1,0 +1,266 @@
+"""Conversations: each question and answer as two messages plus the full answer record, clinicians'
+feedback on answers, and plain rows of both for the analytics.
+
+A user sees only their own conversations; administrators can read everyone's (for review) but write
+only to their own.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, selectinload
+
+from evidenceqa.answer.pipeline import Answer
+from evidenceqa.store.db import Store
+from evidenceqa.store.models import RATINGS, AnswerRecord, Conversation, Feedback, Message, User
+
+TITLE_CHARS = 80
+
+
+class NotFound(LookupError):
+    """No such conversation or answer, or it belongs to someone else (the two look the same)."""
+
+
+class InvalidRating(ValueError):
+    """A feedback rating other than Excellent (1.0), Acceptable (0.6) or Very poor (0.2)."""
+
+
+def start_conversation(store: Store, user: User, title: str = "") -> Conversation:
+    now = store.now()
+    with store.transaction() as session:
+        conversation = Conversation(user_id=user.id, title=_title(title), created_at=now, updated_at=now)
+        session.add(conversation)
+        session.flush()
+        return conversation
+
+
+def _title(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _conversation(session: Session, conversation_id: int, user: User, write: bool = False) -> Conversation:
+    conversation = session.get(Conversation, conversation_id)
+    if conversation is None or not (conversation.user_id == user.id or (user.is_admin and not write)):
+        raise NotFound(f"no conversation {conversation_id}")
+    return conversation
+
+
+def record_exchange(store: Store, conversation_id: int, user: User, answer: Answer) -> int:
+    """Store the question, the answer and its full record in one transaction; returns the record's id."""
+    now = store.now()
+    with store.transaction() as session:
+        conversation = _conversation(session, conversation_id, user, write=True)
+        conversation.title = conversation.title or _title(answer.question)
+        conversation.updated_at = now
+        # One flush each: the ids then put the question before the answer (messages sort by id).
+        for role, text in (("user", answer.question), ("assistant", answer.answer)):
+            message = Message(conversation_id=conversation_id, role=role, text=text, created_at=now)
+            session.add(message)
+            session.flush()
+        record = AnswerRecord(message_id=message.id, created_at=now, **_record_fields(answer))
+        session.add(record)
+        session.flush()
+        return record.id
+
+
+def _record_fields(answer: Answer) -> dict[str, Any]:
+    data = answer.to_dict()
+    stages = {stage: usd for stage, usd in answer.cost_usd.items() if stage != "total"}
+    data["cost_by_stage"] = stages
+    data["cost_usd"] = answer.cost_usd.get("total", sum(stages.values()))
+    return data
+
+
+def to_answer(record: AnswerRecord) -> Answer:
+    """The `Answer` a record was made from, field for field."""
+    fields = {name: getattr(record, name) for name in Answer.__dataclass_fields__ if name != "cost_usd"}
+    fields["cost_usd"] = {**record.cost_by_stage, "total": record.cost_usd}
+    return Answer.from_dict(fields)
+
+
+def conversations_of(store: Store, user: User) -> list[Conversation]:
+    """The user's own conversations, most recently active first."""
+    query = (
+        select(Conversation)
+        .where(Conversation.user_id == user.id)
+        .order_by(Conversation.updated_at.desc(), Conversation.id.desc())
+    )
+    with store.transaction() as session:
+        return list(session.scalars(query))
+
+
+def messages_of(store: Store, conversation_id: int, user: User) -> list[Message]:
+    """The conversation's messages in order; each assistant message carries its `answer` record."""
+    query = (
+        select(Message)
+        .where(Message.conversation_id == conversation_id)
+        .order_by(Message.id)
+        .options(selectinload(Message.answer))
+    )
+    with store.transaction() as session:
+        _conversation(session, conversation_id, user)
+        return list(session.scalars(query))
+
+
+def answer_record(store: Store, answer_id: int, user: User) -> AnswerRecord:
+    with store.transaction() as session:
+        return _answer(session, answer_id, user)
+
+
+def _answer(session: Session, answer_id: int, user: User) -> AnswerRecord:
+    row = session.execute(
+        select(AnswerRecord, Conversation.user_id)
+        .join(Message, AnswerRecord.message_id == Message.id)
+        .join(Conversation, Message.conversation_id == Conversation.id)
+        .where(AnswerRecord.id == answer_id)
+    ).first()
+    if row is None or not (row.user_id == user.id or user.is_admin):
+        raise NotFound(f"no answer {answer_id}")
+    return row[0]
+
+
+def _rating(rating: float) -> float:
+    # Compared with a tolerance so a rating parsed from a form ("0.6") still matches exactly.
+    if not isinstance(rating, bool) and isinstance(rating, int | float) and math.isfinite(rating):
+        for value in RATINGS.values():
+            if abs(rating - value) < 1e-9:
+                return value
+    choices = ", ".join(f"{value} ({name})" for name, value in RATINGS.items())
+    raise InvalidRating(f"rating must be one of {choices}, not {rating!r}")
+
+
+def record_feedback(
+    store: Store, answer_id: int, user: User, rating: float, comment: str | None = ""
+) -> Feedback:
+    """The user's rating of an answer they can see; a second rating replaces their first."""
+    value, text = _rating(rating), (comment or "").strip()
+    try:
+        return _save_feedback(store, answer_id, user, value, text)
+    except IntegrityError:
+        # Two first ratings raced (PostgreSQL); the other is in now, so this one replaces it.
+        return _save_feedback(store, answer_id, user, value, text)
+
+
+def _save_feedback(store: Store, answer_id: int, user: User, rating: float, comment: str) -> Feedback:
+    with store.transaction() as session:
+        _answer(session, answer_id, user)
+        feedback = session.scalar(
+            select(Feedback).where(Feedback.answer_id == answer_id, Feedback.user_id == user.id)
+        )
+        if feedback is None:
+            feedback = Feedback(answer_id=answer_id, user_id=user.id)
+            session.add(feedback)
+        feedback.rating, feedback.comment, feedback.created_at = rating, comment, store.now()
+        session.flush()
+        return feedback
+
+
+def feedback_of(store: Store, answer_id: int, user: User) -> Feedback | None:
+    """The user's own rating of an answer, to show it back."""
+    with store.transaction() as session:
+        query = select(Feedback).where(Feedback.answer_id == answer_id, Feedback.user_id == user.id)
+        return session.scalar(query)
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    """One answer as the analytics see it."""
+
+    id: int
+    created_at: datetime
+    user_id: int
+    conversation_id: int
+    question: str
+    answer: str
+    abstained: bool
+    citations: int  # how many
+    unsupported: int
+    generator: str
+    index_version: int
+    cache_hit: bool
+    p_answerable: float | None
+    filters: dict[str, Any]
+    temporal: str | None
+    timings_ms: dict[str, float]
+    cost_usd: float
+    cost_by_stage: dict[str, float]
+
+
+@dataclass(frozen=True)
+class FeedbackRow:
+    id: int
+    created_at: datetime
+    answer_id: int
+    user_id: int
+    rating: float
+    comment: str
+    question: str
+    abstained: bool
+
+
+def _check_range(start: datetime, end: datetime) -> None:
+    if start.tzinfo is None or end.tzinfo is None:
+        raise ValueError("answers_between/feedback_between need timezone-aware datetimes (UTC)")
+
+
+def answers_between(store: Store, start: datetime, end: datetime) -> list[AnswerRow]:
+    """Every user's answers with start <= created_at < end, oldest first."""
+    _check_range(start, end)
+    query: Select[Any] = (
+        select(AnswerRecord, Conversation.user_id, Conversation.id)
+        .join(Message, AnswerRecord.message_id == Message.id)
+        .join(Conversation, Message.conversation_id == Conversation.id)
+        .where(AnswerRecord.created_at >= start, AnswerRecord.created_at < end)
+        .order_by(AnswerRecord.created_at, AnswerRecord.id)
+    )
+    with store.transaction() as session:
+        return [
+            _answer_row(record, user_id, conversation_id)
+            for record, user_id, conversation_id in session.execute(query)
+        ]
+
+
+def _answer_row(record: AnswerRecord, user_id: int, conversation_id: int) -> AnswerRow:
+    return AnswerRow(
+        id=record.id,
+        created_at=record.created_at,
+        user_id=user_id,
+        conversation_id=conversation_id,
+        question=record.question,
+        answer=record.answer,
+        abstained=record.abstained,
+        citations=len(record.citations),
+        unsupported=record.unsupported,
+        generator=record.generator,
+        index_version=record.index_version,
+        cache_hit=record.cache_hit,
+        p_answerable=record.p_answerable,
+        filters=record.filters,
+        temporal=record.temporal,
+        timings_ms=record.timings_ms,
+        cost_usd=record.cost_usd,
+        cost_by_stage=record.cost_by_stage,
+    )
+
+
+def feedback_between(store: Store, start: datetime, end: datetime) -> list[FeedbackRow]:
+    """Every rating given (or last replaced) with start <= created_at < end, oldest first."""
+    _check_range(start, end)
+    query: Select[Any] = (
+        select(Feedback, AnswerRecord.question, AnswerRecord.abstained)
+        .join(AnswerRecord, Feedback.answer_id == AnswerRecord.id)
+        .where(Feedback.created_at >= start, Feedback.created_at < end)
+        .order_by(Feedback.created_at, Feedback.id)
+    )
+    with store.transaction() as session:
+        return [
+            FeedbackRow(f.id, f.created_at, f.answer_id, f.user_id, f.rating, f.comment, question, abstained)
+            for f, question, abstained in session.execute(query)
+        ]

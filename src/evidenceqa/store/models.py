@@ -1,0 +1,196 @@
+"""The web app's tables: accounts (users, invites, API tokens, login sessions) and conversations
+(messages, the full record of each answer, and clinicians' feedback on it).
+
+Secrets are never stored: invites, API tokens and login sessions keep the SHA-256 of a random token,
+passwords an argon2 hash. Times are UTC and come back timezone-aware on SQLite and PostgreSQL alike.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# Feedback ratings: the pilot's three-point scale, as the numbers the analytics average.
+RATINGS: dict[str, float] = {"Excellent": 1.0, "Acceptable": 0.6, "Very poor": 0.2}
+
+# Named constraints, so later migrations (and SQLite's batch mode) can refer to them by name.
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A UTC instant. SQLite keeps no zone and would hand back naive datetimes; this makes both aware."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value}: pass a timezone-aware one (UTC)")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON,
+        list[dict[str, Any]]: JSON,
+    }
+
+    def __repr__(self) -> str:
+        # The key only: no password hash or other column ends up in a log line or a test failure.
+        key = ", ".join(
+            f"{column.key}={getattr(self, column.key)!r}" for column in self.__table__.primary_key
+        )
+        return f"{type(self).__name__}({key})"
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True)  # normalised: stripped, lower case
+    name: Mapped[str] = mapped_column(String(200))
+    password_hash: Mapped[str] = mapped_column(String(200))
+    is_admin: Mapped[bool] = mapped_column(Boolean)
+    active: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime]
+
+
+class Invite(Base):
+    __tablename__ = "invites"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    email: Mapped[str] = mapped_column(String(320))
+    is_admin: Mapped[bool] = mapped_column(Boolean)
+    # None when the first admin is invited from the command line.
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None]
+
+
+class ApiToken(Base):
+    __tablename__ = "api_tokens"
+    __table_args__ = (Index(None, "user_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+    last_used_at: Mapped[datetime | None]
+
+
+class LoginSession(Base):
+    __tablename__ = "login_sessions"
+    __table_args__ = (Index(None, "user_id"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # SHA-256 of the cookie's token
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+
+
+class Conversation(Base):
+    __tablename__ = "conversations"
+    # A user's conversation list, newest first.
+    __table_args__ = (Index(None, "user_id", "updated_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class Message(Base):
+    __tablename__ = "messages"
+    __table_args__ = (
+        Index(None, "conversation_id", "id"),
+        CheckConstraint("role IN ('user', 'assistant')", name="role"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
+    # The answer record behind an assistant message; loaded by `messages_of`.
+    answer: Mapped[AnswerRecord | None] = relationship(viewonly=True)
+
+
+class AnswerRecord(Base):
+    """Everything `Answer` holds, so an answer can be shown again and analysed without re-asking."""
+
+    __tablename__ = "answer_records"
+    __table_args__ = (Index(None, "created_at"),)  # analytics read answers by time
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    message_id: Mapped[int] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"), unique=True)
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text)
+    abstained: Mapped[bool] = mapped_column(Boolean)
+    citations: Mapped[list[dict[str, Any]]]
+    sentences: Mapped[list[dict[str, Any]]]
+    filters: Mapped[dict[str, Any]]
+    temporal: Mapped[str | None] = mapped_column(Text)
+    timings_ms: Mapped[dict[str, Any]]
+    cost_usd: Mapped[float] = mapped_column(Float)  # the total
+    cost_by_stage: Mapped[dict[str, Any]]  # every stage but "total"
+    usage: Mapped[dict[str, Any]]  # prompt and completion tokens
+    cache_hit: Mapped[bool] = mapped_column(Boolean)
+    index_version: Mapped[int] = mapped_column(Integer)
+    generator: Mapped[str] = mapped_column(String(200))
+    unsupported: Mapped[int] = mapped_column(Integer)
+    p_answerable: Mapped[float | None] = mapped_column(Float)
+    query_id: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime]
+
+
+class Feedback(Base):
+    __tablename__ = "feedback"
+    __table_args__ = (
+        UniqueConstraint("answer_id", "user_id"),  # one rating per user per answer; a new one replaces it
+        Index(None, "created_at"),
+        CheckConstraint("rating IN (1.0, 0.6, 0.2)", name="rating"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    answer_id: Mapped[int] = mapped_column(ForeignKey("answer_records.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    rating: Mapped[float] = mapped_column(Float)
+    comment: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
