@@ -18,6 +18,7 @@ run: $(STAMP)
 	$(BIN)/evidenceqa library
 	$(BIN)/evidenceqa chunk-stats
 	$(BIN)/evidenceqa search "Does shaving the incision site increase infection after spinal surgery?" --k 3
+	$(BIN)/evidenceqa serve  # the web app: prints its URL (and, on first start, the admin's login)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

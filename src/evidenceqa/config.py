@@ -89,6 +89,16 @@ class Settings(BaseSettings):
     # How many retrieved chunks the generator sees as numbered evidence.
     evidence_k: int = Field(8, ge=1, le=50)
 
+    # Web app storage: users, conversations, answers, feedback (evidenceqa.store).
+    # None: SQLite at <home>/app.sqlite3; else a SQLAlchemy URL, e.g. postgresql+psycopg://user:pw@host/db.
+    database_url: str | None = None
+    session_days: int = Field(14, ge=1)  # how long a login lasts
+
+    # Web app (evidenceqa serve): the first admin's email, created with a printed random password when
+    # there are no users yet; Secure session cookies (None: when the request came over https).
+    admin_email: str = "admin@localhost"
+    session_secure_cookies: bool | None = None
+
     @field_validator("alpha")
     @classmethod
     def _alpha_is_known(cls, value: str) -> str:

@@ -1,0 +1,220 @@
+"""The JSON API under /api, and the SSE stream of an answer as it is produced.
+
+Every route here depends on `api_identity` (401 without a session or token; CSRF on POSTs with a
+session cookie); admin routes on `api_admin` (403 for others).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Request, status
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from evidenceqa.answer import GenerationError
+from evidenceqa.answer.pipeline import Answer
+from evidenceqa.cli.search import response_json
+from evidenceqa.store import User, accounts, conversations
+from evidenceqa.web.auth import ApiAdmin, ApiUser
+from evidenceqa.web.records import (
+    answer_out,
+    conversation_detail,
+    conversation_out,
+    own_conversation,
+    user_out,
+)
+from evidenceqa.web.schemas import (
+    RATING_SCORES,
+    AdminStatusOut,
+    AnswerOut,
+    AskIn,
+    ConversationDetailOut,
+    ConversationIn,
+    ConversationOut,
+    FeedbackIn,
+    FeedbackOut,
+    HealthOut,
+    InviteIn,
+    InviteOut,
+    SearchOut,
+    UserIn,
+    UserOut,
+)
+from evidenceqa.web.services import Services, services_of
+
+router = APIRouter()
+SSE = "text/event-stream"
+log = logging.getLogger(__name__)
+
+
+@router.get("/healthz", response_model=HealthOut, tags=["public"])
+async def healthz(request: Request) -> HealthOut:
+    """Public: the library is open and searchable. For load balancers and uptime checks."""
+    return await services_of(request).library.health()
+
+
+@router.post(
+    "/api/ask",
+    response_model=AnswerOut,
+    responses={200: {"content": {SSE: {"description": "`delta` events ({text}), then one `answer` event "
+                                       "(the record), or an `error` event ({detail})."}}}},
+)  # fmt: skip
+async def ask(body: AskIn, request: Request, identity: ApiUser) -> Any:
+    """A cited answer from the library, stored in a conversation (a new one unless `conversation_id`
+    is given). With `Accept: text/event-stream` the answer's text streams as it is produced."""
+    services = services_of(request)
+    if body.conversation_id is not None:  # someone else's is refused before any work is done
+        await run_in_threadpool(own_conversation, services.store, identity.user, body.conversation_id)
+    produce = _producer(services, identity.user, body)
+    if SSE in request.headers.get("accept", ""):
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}  # no proxy buffering
+        return StreamingResponse(_stream(services, produce), media_type=SSE, headers=headers)
+    try:
+        return await produce(None)
+    except GenerationError as exc:
+        raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(exc)) from exc
+
+
+OnDelta = Callable[[str], None]
+Produce = Callable[[OnDelta | None], Awaitable[AnswerOut]]
+
+
+def _producer(services: Services, user: User, body: AskIn) -> Produce:
+    """The work of one question: answer it on the engine thread, store it, attach the cited passages."""
+    filters = body.filters.to_filters() if body.filters else None
+
+    async def produce(on_delta: OnDelta | None) -> AnswerOut:
+        answer, passages = await services.library.ask(body.question, filters, on_delta)
+        conversation_id, answer_id = await run_in_threadpool(
+            _store_exchange, services, user, body.conversation_id, answer
+        )
+        return answer_out(answer, answer_id, conversation_id, passages)
+
+    return produce
+
+
+def _store_exchange(
+    services: Services, user: User, conversation_id: int | None, answer: Answer
+) -> tuple[int, int]:
+    # A new conversation is started only once there is an answer to put in it: a failed question
+    # leaves no empty conversation behind. The store titles it by the question.
+    if conversation_id is None:
+        conversation_id = conversations.start_conversation(services.store, user, answer.question).id
+    return conversation_id, conversations.record_exchange(services.store, conversation_id, user, answer)
+
+
+async def _stream(services: Services, produce: Produce) -> AsyncIterator[str]:
+    """SSE: each piece of text as the generator produces it, then the stored record.
+
+    The answer runs as its own task, so a client that goes away mid-answer does not lose it: it
+    is still produced and stored, and shows in the conversation when they come back."""
+    loop = asyncio.get_running_loop()
+    deltas: asyncio.Queue[str | None] = asyncio.Queue()
+    task = asyncio.create_task(produce(lambda text: loop.call_soon_threadsafe(deltas.put_nowait, text)))
+    services.tasks.add(task)
+    task.add_done_callback(services.tasks.discard)
+    # Deltas are queued on the loop before the task can finish, so the end marker comes last.
+    task.add_done_callback(lambda _: deltas.put_nowait(None))
+    while (text := await deltas.get()) is not None:
+        yield _event("delta", {"text": text})
+    try:
+        record = task.result()
+    except GenerationError as exc:
+        yield _event("error", {"detail": str(exc)})
+        return
+    except Exception:  # the headers are sent: the stream itself must say that it failed
+        log.exception("answering failed")
+        yield _event("error", {"detail": "the answer could not be produced or stored; see the server log"})
+        return
+    yield _event("answer", record.model_dump(mode="json"))
+
+
+def _event(name: str, data: dict[str, Any]) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+@router.get("/api/search", response_model=SearchOut)
+async def search(
+    request: Request,
+    identity: ApiUser,
+    q: Annotated[str, Query(min_length=1, max_length=2000, description="The question.")],
+    k: Annotated[int | None, Query(ge=1, le=100, description="How many results.")] = None,
+) -> SearchOut:
+    """The ranked passages for a question (hybrid BM25 + dense search), as `evidenceqa search --json`."""
+    response = await services_of(request).library.search(q, k)
+    return SearchOut.model_validate(response_json(response))
+
+
+@router.get("/api/conversations", response_model=list[ConversationOut])
+async def list_conversations(request: Request, identity: ApiUser) -> list[ConversationOut]:
+    """The caller's conversations, most recent first."""
+    found = await run_in_threadpool(conversations.conversations_of, services_of(request).store, identity.user)
+    return [conversation_out(c) for c in found]
+
+
+@router.post("/api/conversations", response_model=ConversationOut, status_code=status.HTTP_201_CREATED)
+async def create_conversation(body: ConversationIn, request: Request, identity: ApiUser) -> ConversationOut:
+    store = services_of(request).store
+    created = await run_in_threadpool(conversations.start_conversation, store, identity.user, body.title)
+    return conversation_out(created)
+
+
+@router.get("/api/conversations/{conversation_id}", response_model=ConversationDetailOut)
+async def get_conversation(
+    conversation_id: int, request: Request, identity: ApiUser
+) -> ConversationDetailOut:
+    """One of the caller's conversations with its messages and answer records; 404 for anyone else's."""
+    services = services_of(request)
+    return await conversation_detail(services, identity.user, conversation_id)
+
+
+@router.post("/api/answers/{answer_id}/feedback", response_model=FeedbackOut)
+async def feedback(answer_id: int, body: FeedbackIn, request: Request, identity: ApiUser) -> FeedbackOut:
+    """Rate an answer the caller was given: excellent (1.0), acceptable (0.6) or very poor (0.2).
+    A second rating replaces the first."""
+    store = services_of(request).store
+    comment = (body.comment or "").strip()
+    await run_in_threadpool(
+        conversations.record_feedback, store, answer_id, identity.user, RATING_SCORES[body.rating], comment
+    )
+    return FeedbackOut(
+        answer_id=answer_id, rating=body.rating, score=RATING_SCORES[body.rating], comment=comment
+    )
+
+
+@router.get("/api/admin/status", response_model=AdminStatusOut, tags=["admin"])
+async def admin_status(request: Request, identity: ApiAdmin) -> AdminStatusOut:
+    """The library's size and whether the search index has caught up with it."""
+    return await services_of(request).library.status()
+
+
+@router.post("/api/admin/users", response_model=UserOut, status_code=status.HTTP_201_CREATED, tags=["admin"])
+async def admin_create_user(body: UserIn, request: Request, identity: ApiAdmin) -> UserOut:
+    store = services_of(request).store
+    try:
+        user = await run_in_threadpool(
+            accounts.create_user, store, body.email, body.name, body.password, body.is_admin
+        )
+    except accounts.AccountError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    return user_out(user)
+
+
+@router.post(
+    "/api/admin/invites", response_model=InviteOut, status_code=status.HTTP_201_CREATED, tags=["admin"]
+)
+async def admin_create_invite(body: InviteIn, request: Request, identity: ApiAdmin) -> InviteOut:
+    """A one-time sign-up link for `email`, valid for `days`."""
+    store = services_of(request).store
+    try:
+        token = await run_in_threadpool(
+            accounts.create_invite, store, body.email, body.is_admin, identity.user, body.days
+        )
+    except accounts.AccountError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
+    return InviteOut(email=body.email, url=str(request.url_for("invite_page", token=token)), days=body.days)

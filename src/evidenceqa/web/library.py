@@ -1,0 +1,119 @@
+"""The data home as the web app uses it: one Engine and its Answerer, driven from one thread.
+
+The catalogue's SQLite connection may only be used by the thread that opened it, so the engine is
+opened, used and closed on a dedicated worker thread; request handlers await its results. Answers
+are therefore produced one at a time, while the event loop keeps serving everything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import TypeVar
+
+from evidenceqa.answer.base import Citation
+from evidenceqa.answer.pipeline import Answer, Answerer
+from evidenceqa.catalogue import Catalogue
+from evidenceqa.config import Settings
+from evidenceqa.engine import Engine
+from evidenceqa.index.base import Filters
+from evidenceqa.retrieval import Retriever, SearchResponse
+from evidenceqa.web.schemas import AdminStatusOut, CitationOut, CollectionOut, HealthOut
+
+T = TypeVar("T")
+
+
+@dataclass
+class Library:
+    engine: Engine
+    answerer: Answerer
+    retriever: Retriever
+    executor: ThreadPoolExecutor
+
+    @classmethod
+    async def open(cls, settings: Settings) -> Library:
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidenceqa-engine")
+
+        def build() -> Library:
+            engine = Engine.open(settings)
+            try:
+                return cls(engine, engine.answerer(), engine.retriever(), executor)
+            except BaseException:
+                engine.close()
+                raise
+
+        try:
+            return await asyncio.wrap_future(executor.submit(build))
+        except BaseException:
+            executor.shutdown()
+            raise
+
+    async def run(self, work: Callable[[], T]) -> T:
+        return await asyncio.wrap_future(self.executor.submit(work))
+
+    async def ask(
+        self, question: str, filters: Filters | None, on_delta: Callable[[str], None] | None
+    ) -> tuple[Answer, list[CitationOut]]:
+        def work() -> tuple[Answer, list[CitationOut]]:
+            answer = self.answerer.ask(question, filters, on_delta=on_delta)
+            return answer, cited_passages(self.engine.catalogue, answer.citations)
+
+        return await self.run(work)
+
+    async def passages(self, citations: Sequence[Citation]) -> list[CitationOut]:
+        return await self.run(lambda: cited_passages(self.engine.catalogue, citations))
+
+    async def search(self, question: str, k: int | None) -> SearchResponse:
+        return await self.run(lambda: self.retriever.search(question, k=k))
+
+    async def health(self) -> HealthOut:
+        def work() -> HealthOut:
+            documents = sum(row[1] for row in self.engine.catalogue.summary())
+            return HealthOut(ok=True, index_version=self.engine.catalogue.index_version, documents=documents)
+
+        return await self.run(work)
+
+    async def status(self) -> AdminStatusOut:
+        return await self.run(self._status)
+
+    def _status(self) -> AdminStatusOut:
+        engine = self.engine
+        collections = [
+            CollectionOut(collection=name, documents=docs, chunks=chunks or 0, year_min=low, year_max=high)
+            for name, docs, chunks, low, high in engine.catalogue.summary()
+        ]
+        return AdminStatusOut(
+            documents=sum(c.documents for c in collections),
+            chunks=sum(c.chunks for c in collections),
+            collections=collections,
+            index_version=engine.catalogue.index_version,
+            index_current=engine.is_current(),
+            pending_chunks=engine.pending(),
+            backend=engine.backend.name,
+            embedder=engine.embedder.model_id,
+        )
+
+    def close(self) -> None:
+        self.executor.submit(self.engine.close).result()
+        self.executor.shutdown()
+
+
+def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[CitationOut]:
+    """Each citation with the chunk it quotes (for highlighting in context) and its document's link."""
+    chunks = catalogue.get_chunks([c.chunk_id for c in citations])
+    urls = {doc_id: _safe_url(catalogue, doc_id) for doc_id in {c.doc_id for c in citations}}
+    return [
+        CitationOut(
+            **asdict(c), body=chunks[c.chunk_id].body if c.chunk_id in chunks else None, url=urls[c.doc_id]
+        )
+        for c in citations
+    ]
+
+
+def _safe_url(catalogue: Catalogue, doc_id: str) -> str | None:
+    # Document metadata is untrusted: a javascript: or data: address must never become a link.
+    document = catalogue.load_document(doc_id)
+    url = (document.url or "").strip() if document else ""
+    return url if url.lower().startswith(("https://", "http://")) else None

@@ -1,0 +1,209 @@
+"""The HTML pages: login, invite acceptance, the chat, the admin page. Server-rendered with Jinja2
+(autoescaped: document text is untrusted); static/app.js adds streaming answers and feedback."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader
+from starlette.concurrency import run_in_threadpool
+
+from evidenceqa.cli.app import DISCLAIMER
+from evidenceqa.store import User, accounts, conversations
+from evidenceqa.web.auth import (
+    SESSION_COOKIE,
+    Identity,
+    PageAdmin,
+    PageUser,
+    clear_session_cookie,
+    identify,
+    safe_next,
+    set_session_cookie,
+)
+from evidenceqa.web.records import conversation_detail
+from evidenceqa.web.services import Services, services_of
+
+router = APIRouter(include_in_schema=False)
+CITATION_MARK = re.compile(r"\[(\d+)\]")
+
+
+def cite_parts(text: str) -> list[tuple[str, int | None]]:
+    """An answer's text as pieces: plain text (n None) and citation markers [n], to link each marker."""
+    parts: list[tuple[str, int | None]] = []
+    last = 0
+    for match in CITATION_MARK.finditer(text):
+        parts += [(text[last : match.start()], None), (match.group(0), int(match.group(1)))]
+        last = match.end()
+    return [*parts, (text[last:], None)]
+
+
+def highlight(body: str | None, passage: str) -> tuple[str, str, str] | None:
+    """The chunk body split around the supporting passage (before, passage, after); None if absent."""
+    at = body.find(passage) if body and passage else -1
+    if at < 0:
+        return None
+    return body[:at], passage, body[at + len(passage) :]
+
+
+def _environment() -> Environment:
+    # autoescape=True for every template, whatever its name: document text is untrusted.
+    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True)
+    env.filters["cite_parts"] = cite_parts
+    env.filters["highlight"] = highlight
+    env.globals["disclaimer"] = DISCLAIMER
+    return env
+
+
+templates = Jinja2Templates(env=_environment())
+
+
+def render(
+    request: Request, template: str, identity: Identity | None = None, status_code: int = 200, **context: Any
+) -> HTMLResponse:
+    return templates.TemplateResponse(
+        request, template, {"identity": identity, **context}, status_code=status_code
+    )
+
+
+def _session_days_s(services: Services) -> int:
+    return services.settings.session_days * 24 * 3600
+
+
+async def _logged_in(request: Request, user: User, to: str) -> Response:
+    """A new session for `user`; one this browser held before ends (no session outlives a re-login)."""
+    services = services_of(request)
+    if previous := request.cookies.get(SESSION_COOKIE):
+        await run_in_threadpool(accounts.end_session, services.store, previous)
+    cookie, _ = await run_in_threadpool(accounts.start_session, services.store, user)
+    response = RedirectResponse(to, status.HTTP_303_SEE_OTHER)
+    set_session_cookie(response, request, cookie, _session_days_s(services))
+    return response
+
+
+@router.get("/login", response_class=HTMLResponse)
+async def login_page(request: Request, next: str = "/") -> Response:
+    if await run_in_threadpool(identify, services_of(request), request) is not None:
+        return RedirectResponse(safe_next(next), status.HTTP_303_SEE_OTHER)
+    return render(request, "login.html", next=safe_next(next))
+
+
+@router.post("/login", response_class=HTMLResponse)
+async def login(
+    request: Request,
+    email: Annotated[str, Form(max_length=320)],
+    password: Annotated[str, Form(max_length=1000)],
+    next: Annotated[str, Form()] = "/",
+) -> Response:
+    user = await run_in_threadpool(accounts.authenticate, services_of(request).store, email, password)
+    if user is None:
+        return render(request, "login.html", status_code=status.HTTP_401_UNAUTHORIZED, next=safe_next(next),
+                      email=email, error="Wrong email or password.")  # fmt: skip
+    return await _logged_in(request, user, safe_next(next))
+
+
+@router.post("/logout")
+async def logout(request: Request, identity: PageUser) -> Response:
+    if identity.session:
+        await run_in_threadpool(accounts.end_session, services_of(request).store, identity.session)
+    response = RedirectResponse("/login", status.HTTP_303_SEE_OTHER)
+    clear_session_cookie(response)
+    return response
+
+
+@router.get("/invite/{token}", response_class=HTMLResponse, name="invite_page")
+async def invite_page(request: Request, token: str) -> Response:
+    return render(request, "invite.html", token=token)
+
+
+@router.post("/invite/{token}", response_class=HTMLResponse)
+async def accept_invite(
+    request: Request,
+    token: str,
+    name: Annotated[str, Form(max_length=200)],
+    password: Annotated[str, Form(max_length=1000)],
+    confirm: Annotated[str, Form(max_length=1000)],
+) -> Response:
+    """The invite's token is the credential here: whoever holds the link may create the account once."""
+    error = "The two passwords differ." if password != confirm else None
+    if error is None:
+        try:
+            user = await run_in_threadpool(
+                accounts.accept_invite, services_of(request).store, token, name, password
+            )
+        except accounts.AccountError as exc:
+            error = str(exc)
+        else:
+            return await _logged_in(request, user, "/")
+    return render(request, "invite.html", status_code=status.HTTP_400_BAD_REQUEST, token=token, name=name,
+                  error=error)  # fmt: skip
+
+
+@router.get("/", response_class=HTMLResponse)
+async def chat(request: Request, identity: PageUser) -> Response:
+    return await _chat(request, identity, None)
+
+
+@router.get("/conversations/{conversation_id}", response_class=HTMLResponse)
+async def conversation_page(request: Request, conversation_id: int, identity: PageUser) -> Response:
+    return await _chat(request, identity, conversation_id)
+
+
+async def _chat(request: Request, identity: Identity, conversation_id: int | None) -> Response:
+    services = services_of(request)
+    listed = await run_in_threadpool(conversations.conversations_of, services.store, identity.user)
+    current = await conversation_detail(services, identity.user, conversation_id) if conversation_id else None
+    return render(request, "chat.html", identity, conversations=listed, current=current)
+
+
+@router.get("/admin", response_class=HTMLResponse)
+async def admin_page(request: Request, identity: PageAdmin) -> Response:
+    return await _admin(request, identity)
+
+
+async def _admin(request: Request, identity: Identity, status_code: int = 200, **context: Any) -> Response:
+    services = services_of(request)
+    users = await run_in_threadpool(accounts.list_users, services.store)
+    library = await services.library.status()
+    return render(request, "admin.html", identity, status_code, users=users, library=library, **context)
+
+
+@router.post("/admin/users", response_class=HTMLResponse)
+async def admin_create_user(
+    request: Request,
+    identity: PageAdmin,
+    email: Annotated[str, Form(max_length=320)],
+    name: Annotated[str, Form(max_length=200)],
+    password: Annotated[str, Form(max_length=1000)],
+    is_admin: Annotated[bool, Form()] = False,
+) -> Response:
+    store = services_of(request).store
+    try:
+        user = await run_in_threadpool(accounts.create_user, store, email, name, password, is_admin)
+    except accounts.AccountError as exc:
+        return await _admin(request, identity, status.HTTP_400_BAD_REQUEST, error=str(exc))
+    return await _admin(
+        request, identity, status.HTTP_201_CREATED, notice=f"Account created for {user.email}."
+    )
+
+
+@router.post("/admin/invites", response_class=HTMLResponse)
+async def admin_create_invite(
+    request: Request,
+    identity: PageAdmin,
+    email: Annotated[str, Form(max_length=320)],
+    is_admin: Annotated[bool, Form()] = False,
+    days: Annotated[int, Form(ge=1, le=90)] = 7,
+) -> Response:
+    store = services_of(request).store
+    try:
+        token = await run_in_threadpool(accounts.create_invite, store, email, is_admin, identity.user, days)
+    except accounts.AccountError as exc:
+        return await _admin(request, identity, status.HTTP_400_BAD_REQUEST, error=str(exc))
+    link = str(request.url_for("invite_page", token=token))
+    return await _admin(request, identity, status.HTTP_201_CREATED, invite_link=link, invite_email=email,
+                        invite_days=days)  # fmt: skip

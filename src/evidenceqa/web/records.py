@@ -1,0 +1,83 @@
+"""Stored things as the API and the pages show them: answers with their cited passages, conversations."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+
+from evidenceqa.answer.pipeline import Answer
+from evidenceqa.cli.ask import answer_row
+from evidenceqa.store import Conversation, Message, NotFound, Store, User, conversations
+from evidenceqa.web.schemas import (
+    RATING_NAMES,
+    AnswerOut,
+    CitationOut,
+    ConversationDetailOut,
+    ConversationOut,
+    MessageOut,
+    UserOut,
+)
+from evidenceqa.web.services import Services
+
+
+def answer_out(
+    answer: Answer,
+    answer_id: int,
+    conversation_id: int,
+    passages: list[CitationOut],
+    score: float | None = None,
+) -> AnswerOut:
+    """The record `evidenceqa ask --json` prints, with its ids, cited passages and the user's rating."""
+    row = answer_row(answer)
+    rating = RATING_NAMES.get(score) if score is not None else None
+    ids = {"answer_id": answer_id, "conversation_id": conversation_id}
+    return AnswerOut.model_validate(row | ids | {"citations": passages, "rating": rating})
+
+
+def conversation_out(conversation: Conversation) -> ConversationOut:
+    return ConversationOut.model_validate(conversation, from_attributes=True)
+
+
+def user_out(user: User) -> UserOut:
+    return UserOut.model_validate(user, from_attributes=True)
+
+
+def own_conversation(store: Store, user: User, conversation_id: int) -> Conversation:
+    """The user's own conversation. The store lets administrators read anyone's (for review); the chat
+    shows each person only theirs, and another's conversation is "not found", so ids reveal nothing."""
+    for conversation in conversations.conversations_of(store, user):
+        if conversation.id == conversation_id:
+            return conversation
+    raise NotFound(f"no conversation {conversation_id}")
+
+
+async def conversation_detail(services: Services, user: User, conversation_id: int) -> ConversationDetailOut:
+    conversation, messages, scores = await run_in_threadpool(_load, services.store, user, conversation_id)
+    answers = {m.id: conversations.to_answer(m.answer) for m in messages if m.answer is not None}
+    # One trip to the engine thread for every cited passage of the conversation.
+    passages = await services.library.passages([c for a in answers.values() for c in a.citations])
+    shown = []
+    for message in messages:
+        answer = answers.get(message.id)
+        out = None
+        if answer is not None and message.answer is not None:
+            cited, passages = passages[: len(answer.citations)], passages[len(answer.citations) :]
+            record_id = message.answer.id
+            out = answer_out(answer, record_id, conversation_id, cited, scores.get(record_id))
+        shown.append(
+            MessageOut(role=message.role, text=message.text, created_at=message.created_at, answer=out)
+        )
+    return ConversationDetailOut(**conversation_out(conversation).model_dump(), messages=shown)
+
+
+def _load(
+    store: Store, user: User, conversation_id: int
+) -> tuple[Conversation, list[Message], dict[int, float]]:
+    conversation = own_conversation(store, user, conversation_id)
+    messages = conversations.messages_of(store, conversation_id, user)
+    scores = {}
+    for message in messages:
+        if message.answer is not None:
+            feedback = conversations.feedback_of(store, message.answer.id, user)
+            if feedback is not None:
+                scores[message.answer.id] = feedback.rating
+    return conversation, messages, scores

@@ -1,0 +1,199 @@
+"""The API's request and response bodies: what /openapi.json publishes and every route returns."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evidenceqa.index.base import Filters
+from evidenceqa.store import RATINGS
+
+Rating = Literal["excellent", "acceptable", "very_poor"]
+# The pilot's three-point scale as the API spells it, and the numbers the analytics average.
+RATING_SCORES: dict[str, float] = {
+    "excellent": RATINGS["Excellent"], "acceptable": RATINGS["Acceptable"], "very_poor": RATINGS["Very poor"],
+}  # fmt: skip
+RATING_NAMES: dict[float, str] = {score: name for name, score in RATING_SCORES.items()}
+
+
+class FiltersIn(BaseModel):
+    """Limits on the evidence an answer may use; a year bound leaves out documents of unknown year."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    year_min: int | None = Field(None, ge=1000, le=3000)
+    year_max: int | None = Field(None, ge=1000, le=3000)
+    collections: list[str] = Field(default_factory=list, max_length=50)
+    doc_types: list[str] = Field(default_factory=list, max_length=50)
+    topics: list[str] = Field(default_factory=list, max_length=50)
+
+    def to_filters(self) -> Filters:
+        return Filters(
+            year_min=self.year_min, year_max=self.year_max, collections=tuple(self.collections),
+            doc_types=tuple(self.doc_types), topics=tuple(self.topics),
+        )  # fmt: skip
+
+
+class AskIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=2000)
+    filters: FiltersIn | None = None
+    conversation_id: int | None = Field(None, description="Continue this conversation; omitted: start one.")
+
+
+class CitationOut(BaseModel):
+    n: int
+    doc_id: str
+    chunk_id: str
+    title: str | None
+    year: int | None
+    section: str | None
+    text: str = Field(description="The exact supporting text, found verbatim inside `body`.")
+    body: str | None = Field(description="The cited chunk's full text; null when it has left the library.")
+    url: str | None = Field(description="The document's http(s) address, when it has one.")
+
+
+class AnswerOut(BaseModel):
+    """One stored answer: the record `evidenceqa ask --json` prints, with its ids and cited passages."""
+
+    answer_id: int
+    conversation_id: int
+    question: str
+    answer: str
+    abstained: bool
+    citations: list[CitationOut]
+    unsupported_sentences: list[str]
+    filters: dict[str, Any]
+    timings_ms: dict[str, float]
+    cost_usd: float
+    cost_by_stage_usd: dict[str, float]
+    generator: str
+    p_answerable: float | None
+    cache_hit: bool
+    index_version: int
+    rating: Rating | None = Field(None, description="The asking user's feedback on this answer, if any.")
+
+
+class SearchResultOut(BaseModel):
+    rank: int
+    chunk_id: str
+    doc_id: str
+    title: str | None
+    section: str
+    hierarchy_level: str
+    year: int | None
+    text: str
+    score: float
+    found_by: dict[str, int] = Field(description="Retriever → the rank at which it found this chunk.")
+
+
+class SearchOut(BaseModel):
+    """The record `evidenceqa search --json` prints."""
+
+    question: str
+    query_text: str
+    mode: str
+    filters: dict[str, Any]
+    temporal: str | None
+    expansions: list[list[str]]
+    query_class: str
+    alpha: float | None
+    timings_ms: dict[str, float]
+    results: list[SearchResultOut]
+
+
+class ConversationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field("New conversation", min_length=1, max_length=200)
+
+
+class ConversationOut(BaseModel):
+    id: int
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class MessageOut(BaseModel):
+    role: Literal["user", "assistant"]
+    text: str
+    created_at: datetime
+    answer: AnswerOut | None = Field(None, description="The full answer record of an assistant message.")
+
+
+class ConversationDetailOut(ConversationOut):
+    messages: list[MessageOut]
+
+
+class FeedbackIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rating: Rating
+    comment: str | None = Field(None, max_length=4000)
+
+
+class FeedbackOut(BaseModel):
+    answer_id: int
+    rating: Rating
+    score: float = Field(description="The rating as the analytics average it: 1.0, 0.6 or 0.2.")
+    comment: str
+
+
+class HealthOut(BaseModel):
+    ok: bool
+    index_version: int
+    documents: int
+
+
+class CollectionOut(BaseModel):
+    collection: str | None
+    documents: int
+    chunks: int
+    year_min: int | None
+    year_max: int | None
+
+
+class AdminStatusOut(BaseModel):
+    documents: int
+    chunks: int
+    collections: list[CollectionOut]
+    index_version: int
+    index_current: bool = Field(description="Whether every catalogue change is in the search index.")
+    pending_chunks: int = Field(description="Chunks waiting to be indexed (`evidenceqa index`).")
+    backend: str
+    embedder: str
+
+
+class UserIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    email: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
+    name: str = Field(min_length=1, max_length=200)
+    password: str = Field(min_length=10, max_length=1000)
+    is_admin: bool = False
+
+
+class UserOut(BaseModel):
+    id: int
+    email: str
+    name: str
+    is_admin: bool
+    active: bool
+
+
+class InviteIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    email: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
+    is_admin: bool = False
+    days: int = Field(7, ge=1, le=90)
+
+
+class InviteOut(BaseModel):
+    email: str
+    url: str = Field(description="The one-time link to send the invitee; shown only now.")
+    days: int

@@ -1,0 +1,222 @@
+// The chat page: ask, stream the answer in, show cited passages, send feedback.
+// Document text is untrusted: it only ever enters the page as text nodes (append/textContent),
+// never as HTML. The server-rendered history (templates/_answer.html) has the same structure.
+"use strict";
+
+const csrfToken = document.querySelector('meta[name="csrf-token"]')?.content ?? "";
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  node.append(...children); // strings become text nodes
+  return node;
+}
+
+function postJSON(url, body, accept = "application/json") {
+  return fetch(url, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: accept, "X-CSRF-Token": csrfToken },
+    body: JSON.stringify(body),
+  });
+}
+
+async function errorText(response) {
+  if (response.status === 401) {
+    window.location.assign(`/login?next=${encodeURIComponent(window.location.pathname)}`);
+    return "your session has ended";
+  }
+  try {
+    const { detail } = await response.json();
+    return typeof detail === "string" ? detail : `the request was refused (${response.status})`;
+  } catch {
+    return `the server answered ${response.status}`;
+  }
+}
+
+// Server-sent events read from a fetch body: yields [event name, parsed data].
+async function* serverEvents(response) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value.replaceAll("\r\n", "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = "message";
+      let data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).trimStart();
+      }
+      if (data) yield [name, JSON.parse(data)];
+    }
+  }
+}
+
+function answerText(answer) {
+  const paragraph = el("p", { class: "answer-text" });
+  let last = 0;
+  for (const match of answer.answer.matchAll(/\[(\d+)\]/g)) {
+    const link = el("a", { class: "cite-ref", href: `#cite-${answer.answer_id}-${match[1]}`,
+                           "aria-label": `Source ${match[1]}` }, match[0]);
+    paragraph.append(answer.answer.slice(last, match.index), link);
+    last = match.index + match[0].length;
+  }
+  paragraph.append(answer.answer.slice(last));
+  return paragraph;
+}
+
+// The chunk's text with the supporting passage marked: text node, <mark>, text node.
+function passage(body, text) {
+  const quote = el("blockquote", { class: "passage" });
+  const at = body && text ? body.indexOf(text) : -1;
+  if (at < 0) quote.append(el("mark", {}, text));
+  else quote.append(body.slice(0, at), el("mark", {}, text), body.slice(at + text.length));
+  return quote;
+}
+
+function citation(answerId, cited) {
+  const summary = el("summary", {}, el("span", { class: "cite-n" }, `[${cited.n}]`), " ",
+                     el("span", { class: "cite-title" }, cited.title || cited.doc_id));
+  const meta = [cited.year, cited.section].filter(Boolean).join(" · ");
+  if (meta) summary.append(" ", el("span", { class: "cite-meta" }, meta));
+  const details = el("details", {}, summary, passage(cited.body, cited.text));
+  if (cited.url && /^https?:\/\//i.test(cited.url)) {
+    const link = el("a", { href: cited.url, rel: "noopener noreferrer", target: "_blank" },
+                    "Open the source document");
+    details.append(el("p", { class: "source" }, link));
+  }
+  return el("li", { id: `cite-${answerId}-${cited.n}` }, details);
+}
+
+function feedbackForm(answerId) {
+  const form = document.getElementById("feedback-template").content.firstElementChild.cloneNode(true);
+  form.dataset.answerId = answerId;
+  form.querySelector("textarea").id = `comment-${answerId}`;
+  form.querySelector(".comment-label").htmlFor = `comment-${answerId}`;
+  return form;
+}
+
+function answerBlock(answer) {
+  const article = el("article", { class: answer.abstained ? "answer abstained" : "answer",
+                                  id: `answer-${answer.answer_id}`, "data-answer-id": answer.answer_id });
+  article.append(answerText(answer));
+  if (answer.citations.length) {
+    article.append(el("h3", { class: "visually-hidden" }, "Sources"),
+                   el("ol", { class: "citations" }, ...answer.citations.map((c) => citation(answer.answer_id, c))));
+  }
+  article.append(feedbackForm(answer.answer_id));
+  return article;
+}
+
+// A new conversation gets its address and a place in the sidebar once its first answer is stored.
+function adoptConversation(form, answer) {
+  if (form.dataset.conversationId) return;
+  form.dataset.conversationId = answer.conversation_id;
+  const href = `/conversations/${answer.conversation_id}`;
+  window.history.replaceState(null, "", href);
+  for (const current of document.querySelectorAll('#conversation-list [aria-current="page"]')) {
+    current.removeAttribute("aria-current");
+  }
+  const link = el("a", { href, "aria-current": "page" }, answer.question);
+  document.getElementById("conversation-list").prepend(el("li", {}, link));
+}
+
+function filtersOf(form) {
+  const filters = {};
+  for (const name of ["year_min", "year_max"]) {
+    if (form.elements[name].value) filters[name] = Number(form.elements[name].value);
+  }
+  return Object.keys(filters).length ? filters : null;
+}
+
+async function ask(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const question = form.elements.question.value.trim();
+  if (!question) return;
+  const body = { question };
+  const filters = filtersOf(form);
+  if (filters) body.filters = filters;
+  if (form.dataset.conversationId) body.conversation_id = Number(form.dataset.conversationId);
+
+  const status = document.getElementById("ask-status");
+  const messages = document.getElementById("messages");
+  messages.querySelector(".empty")?.remove();
+  const streamed = el("p", { class: "answer-text streaming" });
+  const reply = el("li", { class: "reply", "aria-busy": "true" }, el("article", { class: "answer" }, streamed));
+  messages.append(el("li", { class: "question" }, el("p", {}, question)), reply);
+  reply.scrollIntoView({ block: "nearest" });
+  form.querySelector('button[type="submit"]').disabled = true;
+  status.textContent = "Answering…";
+  try {
+    const response = await postJSON("/api/ask", body, "text/event-stream");
+    if (!response.ok) throw new Error(await errorText(response));
+    let answered = false;
+    for await (const [name, data] of serverEvents(response)) {
+      if (name === "delta") streamed.append(data.text);
+      else if (name === "error") throw new Error(data.detail);
+      else if (name === "answer") {
+        reply.replaceChildren(answerBlock(data));
+        adoptConversation(form, data);
+        answered = true;
+      }
+    }
+    if (!answered) throw new Error("the connection ended before the answer was complete");
+    form.elements.question.value = "";
+    status.textContent = "Answer ready.";
+  } catch (error) {
+    reply.replaceChildren(el("p", { class: "error", role: "alert" }, `No answer: ${error.message}`));
+    status.textContent = "";
+  } finally {
+    reply.removeAttribute("aria-busy");
+    form.querySelector('button[type="submit"]').disabled = false;
+  }
+}
+
+async function sendFeedback(form) {
+  const status = form.querySelector(".feedback-status");
+  const rating = form.querySelector('input[name="rating"]:checked').value;
+  const button = form.querySelector('button[type="submit"]');
+  button.disabled = true;
+  status.textContent = "Saving…";
+  try {
+    const response = await postJSON(`/api/answers/${form.dataset.answerId}/feedback`,
+                                     { rating, comment: form.elements.comment.value });
+    status.textContent = response.ok ? "Thank you: feedback saved." : `Not saved: ${await errorText(response)}`;
+  } catch (error) {
+    status.textContent = `Not saved: ${error.message}`;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// A citation marker [n] in the text opens its source below and moves focus there.
+function openCitation(event) {
+  const link = event.target.closest(".cite-ref");
+  if (!link) return;
+  const details = document.getElementById(link.hash.slice(1))?.querySelector("details");
+  if (!details) return;
+  event.preventDefault();
+  details.open = true;
+  details.querySelector("summary").focus();
+}
+
+document.getElementById("ask")?.addEventListener("submit", ask);
+document.getElementById("ask")?.elements.question.addEventListener("keydown", (event) => {
+  // Enter asks; Shift+Enter starts a new line.
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    event.currentTarget.form.requestSubmit();
+  }
+});
+document.addEventListener("submit", (event) => {
+  if (!event.target.matches("form.feedback")) return;
+  event.preventDefault();
+  sendFeedback(event.target);
+});
+document.addEventListener("click", openCitation);

@@ -1,0 +1,352 @@
+"""The API and pages through HTTP, on a real small home, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
+from starlette.routing import BaseRoute
+
+from evidenceqa.store import conversations, feedback_of, list_users, messages_of
+from tests.web.conftest import (
+    CEFAZOLIN,
+    DOCS,
+    PASSWORD,
+    SCRIPT,
+    SHAVE,
+    Client,
+    logged_in,
+    server_events,
+    store_of,
+)
+
+PUBLIC = {"/healthz", "/login", "/invite/{token}"}
+
+
+def _flat(routes: list[BaseRoute]) -> list[BaseRoute]:
+    # Newer FastAPI keeps an included router as one entry; older ones copy its routes in.
+    found = []
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        found += _flat(inner.routes) if inner is not None else [route]
+    return found
+
+
+def _routes(app: FastAPI) -> list[tuple[str, str]]:
+    """Every (method, path) the app serves, path parameters filled in: new routes are covered too."""
+    found = []
+    for route in _flat(app.routes):
+        if isinstance(route, APIRoute):
+            path = re.sub(r"\{[^}]+\}", "1", route.path)
+            found += [(method, path) for method in sorted(route.methods) if route.path not in PUBLIC]
+    return found
+
+
+def _user(app: FastAPI, email: str):
+    return next(u for u in list_users(store_of(app)) if u.email == email)
+
+
+def _ask(client: Client, question: str = SHAVE, **body: object) -> dict:
+    response = client.post(
+        "/api/ask", json={"question": question, **body}, headers={"X-CSRF-Token": client.csrf}
+    )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_every_private_route_needs_a_login(app: FastAPI, anonymous: TestClient) -> None:
+    routes = _routes(app)
+    assert ("POST", "/api/ask") in routes and ("GET", "/") in routes and ("GET", "/openapi.json") in routes
+    for method, path in routes:
+        response = anonymous.request(method, path)
+        if path.startswith("/api/") or path == "/openapi.json":
+            assert response.status_code == 401, (method, path)
+            assert response.headers["www-authenticate"] == "Bearer"
+        else:
+            assert response.status_code == 303, (method, path)
+            assert response.headers["location"].startswith("/login"), (method, path)
+
+
+def test_a_wrong_api_token_is_refused_and_not_retried_as_the_cookie(app: FastAPI, alice: Client) -> None:
+    response = alice.get("/api/conversations", headers={"Authorization": "Bearer eqa_not-a-token"})
+    assert response.status_code == 401
+
+
+def test_public_routes_need_no_login(anonymous: TestClient) -> None:
+    health = anonymous.get("/healthz")
+    assert health.status_code == 200
+    assert health.json()["ok"] is True and health.json()["documents"] == len(DOCS)
+    assert health.json()["index_version"] >= 1
+    assert anonymous.get("/login").status_code == 200
+    assert anonymous.get("/invite/some-token").status_code == 200
+    assert anonymous.get("/static/app.js").status_code == 200
+
+
+def test_the_notice_is_on_every_page(anonymous: TestClient, alice: Client) -> None:
+    notice = "evidenceqa is a research and familiarisation tool. It is not for real-time clinical decisions."
+    for client, path in [(anonymous, "/login"), (anonymous, "/invite/x"), (alice, "/")]:
+        assert notice in client.get(path).text, path
+
+
+def test_admin_routes_are_forbidden_to_clinicians(app: FastAPI, alice: Client, admin: Client) -> None:
+    admin_routes = [(m, p) for m, p in _routes(app) if p.startswith(("/api/admin", "/admin"))]
+    assert len(admin_routes) == 6
+    for method, path in admin_routes:
+        response = alice.request(
+            method, path, headers={"X-CSRF-Token": alice.csrf}, data={"csrf_token": alice.csrf}
+        )
+        assert response.status_code == 403, (method, path)
+    assert admin.get("/admin").status_code == 200
+    status = admin.get("/api/admin/status").json()
+    assert status["documents"] == len(DOCS) and status["index_current"] and status["pending_chunks"] == 0
+
+
+def test_cookie_posts_need_the_csrf_token_and_api_tokens_do_not(app: FastAPI, alice: Client) -> None:
+    question = {"question": SHAVE}
+    assert alice.post("/api/ask", json=question).status_code == 403
+    assert alice.post("/api/ask", json=question, headers={"X-CSRF-Token": "forged"}).status_code == 403
+    assert alice.post("/logout").status_code == 403  # the form without its hidden field
+    assert alice.get("/api/conversations").status_code == 200  # still logged in
+    token = conversations_token(app)
+    response = TestClient(app).post("/api/conversations", json={"title": "From a script"},
+                                    headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+    assert response.status_code == 201 and response.json()["title"] == "From a script"
+
+
+def conversations_token(app: FastAPI) -> str:
+    from evidenceqa.store import create_api_token
+
+    return create_api_token(store_of(app), _user(app, "alice@example.org"), "script")
+
+
+def test_login_sets_a_safe_cookie_and_logout_ends_the_session(app: FastAPI, anonymous: TestClient) -> None:
+    wrong = anonymous.post("/login", data={"email": "alice@example.org", "password": "nope"})
+    assert wrong.status_code == 401 and "Wrong email or password." in wrong.text
+    assert "set-cookie" not in wrong.headers
+    client = Client(app, follow_redirects=False)
+    response = client.post("/login", data={"email": "alice@example.org", "password": PASSWORD,
+                                            "next": "//evil.example/steal"})  # fmt: skip
+    assert response.status_code == 303 and response.headers["location"] == "/"
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=lax" in cookie and "secure" not in cookie
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/").text).group(1)
+    stolen = client.cookies["evidenceqa_session"]
+    assert client.post("/logout", data={"csrf_token": csrf}).headers["location"] == "/login"
+    assert not _still_logged_in(app, stolen)  # the session itself ended, not only the cookie
+
+
+def _still_logged_in(app: FastAPI, cookie: str) -> bool:
+    client = TestClient(app, follow_redirects=False, cookies={"evidenceqa_session": cookie})
+    return client.get("/").status_code == 200
+
+
+def test_logging_in_again_ends_the_previous_session(app: FastAPI) -> None:
+    client = logged_in(app, "bob@example.org")
+    first = client.cookies["evidenceqa_session"]
+    assert _still_logged_in(app, first)
+    client.post("/login", data={"email": "bob@example.org", "password": PASSWORD})
+    assert client.cookies["evidenceqa_session"] != first
+    assert not _still_logged_in(app, first) and _still_logged_in(app, client.cookies["evidenceqa_session"])
+
+
+def test_cookies_are_secure_over_https(app: FastAPI) -> None:
+    client = logged_in(app, "bob@example.org", base_url="https://testserver")
+    response = client.post("/login", data={"email": "bob@example.org", "password": PASSWORD})
+    assert "secure" in response.headers["set-cookie"].lower()
+
+
+def test_login_returns_to_the_page_asked_for(app: FastAPI, anonymous: TestClient) -> None:
+    assert anonymous.get("/admin").headers["location"] == "/login?next=/admin"
+    response = anonymous.post(
+        "/login", data={"email": "admin@example.org", "password": PASSWORD, "next": "/admin"}
+    )
+    assert response.headers["location"] == "/admin"
+
+
+def test_ask_returns_a_cited_answer_stored_with_its_id(app: FastAPI, alice: Client) -> None:
+    answer = _ask(alice)
+    first = answer["citations"][0]
+    assert not answer["abstained"] and first["doc_id"] == "shave"
+    assert f"[{first['n']}]" in answer["answer"]
+    assert first["text"] in first["body"]  # the exact supporting text, inside the passage shown
+    assert first["title"] == "Hair removal before spinal surgery" and first["year"] == 2007
+    assert first["url"] == "https://example.org/shave"
+    stored = messages_of(store_of(app), answer["conversation_id"], _user(app, "alice@example.org"))
+    assert [m.role for m in stored] == ["user", "assistant"]
+    assert stored[1].answer.id == answer["answer_id"] and stored[1].text == answer["answer"]
+    shown = alice.get(f"/api/conversations/{answer['conversation_id']}").json()
+    assert shown["messages"][1]["answer"] == answer
+    again = _ask(alice, conversation_id=answer["conversation_id"])  # the same conversation continues
+    assert again["conversation_id"] == answer["conversation_id"] and again["answer_id"] != answer["answer_id"]
+
+
+def test_ask_applies_filters(alice: Client) -> None:
+    answer = _ask(alice, filters={"year_min": 2010})
+    assert answer["filters"]["year_min"] == 2010
+    assert all(c["year"] >= 2010 for c in answer["citations"])
+    bad = alice.post("/api/ask", json={"question": SHAVE, "filters": {"year_min": "soon"}},
+                     headers={"X-CSRF-Token": alice.csrf})  # fmt: skip
+    assert bad.status_code == 422
+
+
+def test_the_answer_streams_as_server_sent_events(app: FastAPI, alice: Client) -> None:
+    with alice.stream("POST", "/api/ask", json={"question": "Is chlorhexidine safe on mucous membranes?"},
+                      headers={"X-CSRF-Token": alice.csrf, "Accept": "text/event-stream"}) as response:  # fmt: skip
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        response.read()
+    events = server_events(response.text)
+    names = [name for name, _ in events]
+    assert names[0] == "delta" and names[-1] == "answer" and set(names[:-1]) == {"delta"}
+    record = events[-1][1]
+    assert "".join(data["text"] for name, data in events[:-1]) == record["answer"]
+    assert record["citations"][0]["doc_id"] == "chg" and isinstance(record["answer_id"], int)
+    stored = messages_of(store_of(app), record["conversation_id"], _user(app, "alice@example.org"))
+    assert stored[-1].answer.id == record["answer_id"]
+
+
+def test_feedback_is_validated_and_stored(app: FastAPI, alice: Client) -> None:
+    answer = _ask(alice)
+    url = f"/api/answers/{answer['answer_id']}/feedback"
+    headers = {"X-CSRF-Token": alice.csrf}
+    assert alice.post(url, json={"rating": "great"}, headers=headers).status_code == 422
+    assert alice.post(url, json={"rating": "acceptable", "extra": 1}, headers=headers).status_code == 422
+    response = alice.post(url, json={"rating": "very_poor", "comment": " Missed the 2019 guideline. "},
+                          headers=headers)  # fmt: skip
+    assert response.status_code == 200
+    assert response.json() == {"answer_id": answer["answer_id"], "rating": "very_poor", "score": 0.2,
+                               "comment": "Missed the 2019 guideline."}  # fmt: skip
+    alice_user = _user(app, "alice@example.org")
+    stored = feedback_of(store_of(app), answer["answer_id"], alice_user)
+    assert stored.rating == 0.2 and stored.comment == "Missed the 2019 guideline."
+    assert alice.post(url, json={"rating": "excellent"}, headers=headers).json()["score"] == 1.0
+    assert feedback_of(store_of(app), answer["answer_id"], alice_user).rating == 1.0  # replaced
+    shown = alice.get(f"/api/conversations/{answer['conversation_id']}").json()
+    assert shown["messages"][1]["answer"]["rating"] == "excellent"
+    assert (
+        alice.post("/api/answers/999999/feedback", json={"rating": "excellent"}, headers=headers).status_code
+        == 404
+    )
+
+
+def test_conversations_are_private_to_their_owner(app: FastAPI, alice: Client, bob: Client) -> None:
+    answer = _ask(alice)
+    conversation = answer["conversation_id"]
+    assert conversation in [c["id"] for c in alice.get("/api/conversations").json()]
+    assert conversation not in [c["id"] for c in bob.get("/api/conversations").json()]
+    assert bob.get(f"/api/conversations/{conversation}").status_code == 404
+    assert bob.get(f"/conversations/{conversation}").status_code == 404
+    taking_over = bob.post("/api/ask", json={"question": SHAVE, "conversation_id": conversation},
+                           headers={"X-CSRF-Token": bob.csrf})  # fmt: skip
+    assert taking_over.status_code == 404
+    rating = bob.post(f"/api/answers/{answer['answer_id']}/feedback", json={"rating": "very_poor"},
+                      headers={"X-CSRF-Token": bob.csrf})  # fmt: skip
+    assert rating.status_code == 404
+    assert feedback_of(store_of(app), answer["answer_id"], _user(app, "bob@example.org")) is None
+    assert len(messages_of(store_of(app), conversation, _user(app, "alice@example.org"))) == 2
+
+
+def test_document_text_is_escaped_in_the_page(app: FastAPI, alice: Client) -> None:
+    answer = _ask(alice, CEFAZOLIN)
+    cited = next(c for c in answer["citations"] if c["doc_id"] == "xss")
+    assert SCRIPT in cited["text"] and SCRIPT in cited["title"]
+    assert cited["url"] is None  # a javascript: address is never offered as a link
+    page = alice.get(f"/conversations/{answer['conversation_id']}").text
+    assert SCRIPT not in page and "alert(1)" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "javascript:" not in page
+    assert re.search(r"<mark>[^<]*&lt;script&gt;alert\(1\)&lt;/script&gt;[^<]*</mark>", page)
+    policy = alice.get(f"/conversations/{answer['conversation_id']}").headers["content-security-policy"]
+    assert "default-src 'self'" in policy  # and were anything to slip through, no inline script would run
+
+
+def test_the_conversation_page_shows_cited_passages_and_feedback(app: FastAPI, alice: Client) -> None:
+    answer = _ask(alice)
+    page = alice.get(f"/conversations/{answer['conversation_id']}").text
+    first = answer["citations"][0]
+    assert f'id="cite-{answer["answer_id"]}-{first["n"]}"' in page
+    assert f'href="#cite-{answer["answer_id"]}-{first["n"]}"' in page  # the marker in the text links to it
+    assert f"<mark>{first['text']}</mark>" in page
+    assert 'href="https://example.org/shave"' in page
+    assert f'<form class="feedback" data-answer-id="{answer["answer_id"]}">' in page
+    assert 'aria-current="page"' in page and SHAVE[:40] in page  # listed, and marked, in the sidebar
+
+
+def test_search(alice: Client) -> None:
+    response = alice.get("/api/search", params={"q": "tranexamic acid blood loss knee", "k": 2})
+    assert response.status_code == 200
+    body = response.json()
+    assert len(body["results"]) == 2 and body["results"][0]["doc_id"] == "txa"
+    assert alice.get("/api/search", params={"q": ""}).status_code == 422
+
+
+def test_conversations_can_be_started_and_listed(alice: Client) -> None:
+    created = alice.post(
+        "/api/conversations", json={"title": "Ward round"}, headers={"X-CSRF-Token": alice.csrf}
+    )
+    assert created.status_code == 201
+    listed = alice.get("/api/conversations").json()
+    assert listed[0]["id"] == created.json()["id"] and listed[0]["title"] == "Ward round"
+    assert alice.get(f"/api/conversations/{created.json()['id']}").json()["messages"] == []
+
+
+def test_admin_creates_accounts_and_invitations(app: FastAPI, admin: Client, anonymous: TestClient) -> None:
+    headers = {"X-CSRF-Token": admin.csrf}
+    user = {"email": "carol@example.org", "name": "Carol", "password": PASSWORD}
+    created = admin.post("/api/admin/users", json=user, headers=headers)
+    assert created.status_code == 201 and created.json()["is_admin"] is False
+    assert admin.post("/api/admin/users", json=user, headers=headers).status_code == 409
+    assert (
+        admin.post("/api/admin/users", json=user | {"password": "short"}, headers=headers).status_code == 422
+    )
+    logged_in(app, "carol@example.org")
+
+    invite = admin.post("/api/admin/invites", json={"email": "dan@example.org"}, headers=headers).json()
+    path = invite["url"].removeprefix("http://testserver")
+    assert path.startswith("/invite/")
+    assert (
+        anonymous.post(path, data={"name": "Dan", "password": PASSWORD, "confirm": "other"}).status_code
+        == 400
+    )
+    accepted = anonymous.post(path, data={"name": "Dan", "password": PASSWORD, "confirm": PASSWORD})
+    assert accepted.status_code == 303 and "evidenceqa_session" in accepted.headers["set-cookie"]
+    again = TestClient(app).post(path, data={"name": "Eve", "password": PASSWORD, "confirm": PASSWORD})
+    assert again.status_code == 400 and "already used" in again.text
+
+
+def test_admin_page_forms_need_the_csrf_field(admin: Client) -> None:
+    form = {"email": "frank@example.org", "days": "3"}
+    assert admin.post("/admin/invites", data=form).status_code == 403
+    response = admin.post("/admin/invites", data=form | {"csrf_token": admin.csrf})
+    assert response.status_code == 201
+    assert re.search(r'value="http://testserver/invite/[\w-]+"', response.text)
+    created = admin.post("/admin/users", data={"email": "gina@example.org", "name": "Gina", "password": PASSWORD,
+                                               "is_admin": "true", "csrf_token": admin.csrf})  # fmt: skip
+    assert created.status_code == 201 and "Account created for gina@example.org." in created.text
+
+
+def test_the_openapi_spec_describes_the_typed_api(alice: Client) -> None:
+    spec = alice.get("/openapi.json").json()
+    assert {"/api/ask", "/api/search", "/api/conversations", "/api/answers/{answer_id}/feedback",
+            "/healthz", "/api/admin/status", "/api/admin/users", "/api/admin/invites"} <= set(spec["paths"])  # fmt: skip
+    assert "/login" not in spec["paths"]  # pages are not part of the API
+    ask = spec["paths"]["/api/ask"]["post"]
+    assert ask["responses"]["200"]["content"].keys() == {"application/json", "text/event-stream"}
+    assert spec["components"]["schemas"]["FeedbackIn"]["properties"]["rating"]["enum"] == [
+        "excellent", "acceptable", "very_poor"]  # fmt: skip
+
+
+@pytest.mark.parametrize("question", ["", "x" * 2001])
+def test_questions_are_bounded(alice: Client, question: str) -> None:
+    response = alice.post("/api/ask", json={"question": question}, headers={"X-CSRF-Token": alice.csrf})
+    assert response.status_code == 422
+
+
+def test_the_store_records_each_exchange_once(app: FastAPI, bob: Client) -> None:
+    before = len(conversations.conversations_of(store_of(app), _user(app, "bob@example.org")))
+    _ask(bob, "Does tranexamic acid reduce blood loss after knee arthroplasty?")
+    after = conversations.conversations_of(store_of(app), _user(app, "bob@example.org"))
+    assert len(after) == before + 1 and after[0].title.startswith("Does tranexamic acid")

@@ -1,0 +1,243 @@
+"""The chat in a real headless Chromium against `evidenceqa serve` running as a real process: log in
+as the first administrator it prints, ask, watch the answer stream in, open a citation, give feedback,
+and use it on a phone-sized screen. Screenshots are saved as test artifacts."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from evidenceqa.config import Settings
+from evidenceqa.store import feedback_of, list_users, open_store
+from tests.web.conftest import CEFAZOLIN, SCRIPT, SHAVE
+
+CHROMIUM = Path("/usr/bin/chromium")
+ADMIN = "admin@example.org"
+pytestmark = pytest.mark.slow
+
+
+def _require_browser() -> Any:
+    """Playwright's sync API, driving Debian's Chromium (never a downloaded browser)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    missing = [what for what, ok in [("python playwright", sync_playwright), (str(CHROMIUM), CHROMIUM.exists())]
+               if not ok]  # fmt: skip
+    if missing:
+        message = (
+            f"browser test needs {' and '.join(missing)} (pip install playwright; apt-get install chromium)"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; CI must have them")
+        pytest.skip(message)
+    return sync_playwright
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    def __init__(self, settings: Settings, url: str, password: str, process: subprocess.Popen[str]) -> None:
+        self.settings, self.url, self.password, self.process = settings, url, password, process
+
+
+@pytest.fixture(scope="module")
+def server(web_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """`evidenceqa serve` on a free port over the small home, with its own new database."""
+    settings = web_settings.model_copy(
+        update={"database_url": f"sqlite:///{tmp_path_factory.mktemp('served') / 'app.sqlite3'}"}
+    )
+    port = _free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "EVIDENCEQA_MODELS_DIR": str(settings.models_path),
+           "EVIDENCEQA_DATABASE_URL": settings.database_url, "EVIDENCEQA_ADMIN_EMAIL": ADMIN}  # fmt: skip
+    command = [sys.executable, "-m", "evidenceqa", "--home", str(settings.home), "serve", "--port", str(port)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        printed = _read_until(process, "password")
+        url = re.search(r"evidenceqa: (http://\S+)", printed).group(1)
+        password = re.search(
+            rf"first administrator created: {re.escape(ADMIN)} · password (\S+)", printed
+        ).group(1)
+        _wait_healthy(url, process)
+        yield Server(settings, url, password, process)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _read_until(process: subprocess.Popen[str], word: str, timeout_s: float = 120) -> str:
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if word in line:
+            return "".join(lines)
+    pytest.fail(f"evidenceqa serve did not print its {word}:\n{''.join(lines)}")
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[str], timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(url + "healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    pytest.fail(f"evidenceqa serve never became healthy (exit code {process.poll()})")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_playwright = _require_browser()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("artifacts")
+
+
+def _keep(path: Path) -> None:
+    """Screenshots stay in the pytest tmp dir, and are copied to $EVIDENCEQA_ARTIFACTS when it is set."""
+    if os.environ.get("EVIDENCEQA_ARTIFACTS"):
+        target = Path(os.environ["EVIDENCEQA_ARTIFACTS"])
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target / path.name)
+
+
+# Records every piece of text the page appends to the streaming answer, before it is replaced.
+RECORD_STREAM = """
+window.__streamed = [];
+new MutationObserver((records) => {
+  for (const record of records) {
+    if (record.target.classList?.contains("streaming")) {
+      for (const node of record.addedNodes) window.__streamed.push(node.textContent);
+    }
+  }
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
+def test_ask_read_the_cited_passage_and_give_feedback(server: Server, browser: Any, artifacts: Path) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.add_init_script(RECORD_STREAM)
+
+    page.goto(server.url)
+    assert page.url.startswith(server.url + "login")
+    page.get_by_label("Email").fill(ADMIN)
+    page.get_by_label("Password").fill(server.password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(server.url)
+    notice = page.get_by_role("note")
+    assert notice.inner_text() == (
+        "evidenceqa is a research and familiarisation tool. It is not for real-time clinical decisions."
+    )
+
+    page.get_by_label("Your question").fill(SHAVE)
+    page.get_by_label("Your question").press("Enter")  # the keyboard asks
+    answer = page.locator("article.answer[data-answer-id]").first
+    answer.wait_for()
+    text = answer.locator(".answer-text").inner_text()
+    assert "Shaving the incision site" in text and re.search(r"\[\d\]", text)
+    assert "".join(page.evaluate("window.__streamed")) == text  # it arrived as delta events first
+    assert re.fullmatch(rf"{re.escape(server.url)}conversations/\d+", page.url)
+    assert page.locator("#conversation-list [aria-current=page]").inner_text().startswith("Does shaving")
+
+    # The marker [n] in the text opens its source: title, year, and the passage with the support marked.
+    answer.locator(".cite-ref").first.click()
+    source = answer.locator(".citations li").first
+    assert source.locator("details").evaluate("d => d.open")
+    assert "Hair removal before spinal surgery" in source.locator("summary").inner_text()
+    assert "2007" in source.locator("summary").inner_text()
+    mark = source.locator("mark")
+    assert mark.is_visible() and "Shaving the incision site" in mark.inner_text()
+    assert mark.inner_text() in source.locator("blockquote").inner_text()
+    assert source.get_by_role("link", name="Open the source document").get_attribute("href") == (
+        "https://example.org/shave"
+    )
+
+    feedback = answer.locator("form.feedback")
+    feedback.get_by_label("Acceptable").check()
+    feedback.get_by_label("Comment (optional)").fill("Clear, but cite the newer guideline.")
+    feedback.get_by_role("button", name="Send feedback").click()
+    feedback.get_by_text("Thank you: feedback saved.").wait_for()
+    answer_id = int(answer.get_attribute("data-answer-id"))
+    with open_store(server.settings) as store:
+        admin = next(u for u in list_users(store) if u.email == ADMIN)
+        stored = feedback_of(store, answer_id, admin)
+    assert stored.rating == 0.6 and stored.comment == "Clear, but cite the newer guideline."
+
+    shot = artifacts / "chat.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    _keep(shot)
+
+    # A document holding a script: shown as text, never run, its javascript: address never a link.
+    page.get_by_label("Your question").fill(CEFAZOLIN)
+    page.get_by_role("button", name="Ask").click()
+    page.locator("article.answer[data-answer-id]").nth(1).wait_for()
+    second = page.locator("article.answer[data-answer-id]").nth(1)
+    assert SCRIPT in second.locator(".answer-text").inner_text()
+    assert second.locator("a[href^='javascript:']").count() == 0
+    # The history, rendered by the server: the same sources, the rating given, a keyboard-opened citation.
+    page.reload()
+    first = page.locator(f"#answer-{answer_id}")
+    assert first.get_by_label("Acceptable").is_checked()
+    first.locator("summary").first.focus()
+    page.keyboard.press("Enter")
+    assert first.locator("mark").first.is_visible()
+    assert SCRIPT in page.locator("article.answer").nth(1).locator("summary").first.inner_text()
+    assert dialogs == []
+    context.storage_state(path=str(artifacts / "state.json"))
+    context.close()
+
+
+def test_the_chat_fits_a_phone(server: Server, browser: Any, artifacts: Path) -> None:
+    state = artifacts / "state.json"
+    if not state.exists():
+        pytest.skip("needs the logged-in session of the test before it")
+    context = browser.new_context(
+        viewport={"width": 360, "height": 740}, device_scale_factor=2, is_mobile=True, has_touch=True,
+        storage_state=str(state),
+    )  # fmt: skip
+    page = context.new_page()
+    page.goto(server.url)
+    page.locator("#conversation-list a").first.click()
+    page.locator("article.answer").first.wait_for()
+    page.locator("article.answer summary").first.click()
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"{overflow}px of horizontal scroll on a phone"
+    assert page.get_by_role("note").is_visible()
+    assert page.get_by_label("Your question").is_visible()
+    shot = artifacts / "chat-phone.png"
+    page.screenshot(path=str(shot), full_page=True)
+    _keep(shot)
+    context.close()

@@ -1,0 +1,86 @@
+"""Streaming with a real token-by-token generator: the app over an OpenAI-compatible server (the test
+server of tests/answer, speaking the real wire protocol), on SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+
+from evidenceqa.config import Settings
+from evidenceqa.store import conversations_of, create_user, list_users
+from evidenceqa.web.app import create_app
+from tests.answer.openai_server import OpenAIServer, answer, failure
+from tests.web.conftest import PASSWORD, SHAVE, Client, logged_in, server_events, store_of
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[OpenAIServer]:
+    with OpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def app(
+    web_settings: Settings, llm: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[FastAPI]:
+    settings = web_settings.model_copy(
+        update={"generator": "llm", "llm_model": "gpt-4o-mini", "llm_api_base": f"{llm.url}/v1",
+                "llm_api_key": SecretStr("sk-test"),
+                "database_url": f"sqlite:///{tmp_path_factory.mktemp('db') / 'app.sqlite3'}"}
+    )  # fmt: skip
+    application = create_app(settings)
+    with TestClient(application):
+        create_user(store_of(application), "alice@example.org", "Alice", PASSWORD)
+        yield application
+
+
+@pytest.fixture(scope="module")
+def alice(app: FastAPI) -> Client:
+    return logged_in(app, "alice@example.org")
+
+
+def _stream(client: Client, question: str) -> list[tuple[str, dict]]:
+    headers = {"X-CSRF-Token": client.csrf, "Accept": "text/event-stream"}
+    with client.stream("POST", "/api/ask", json={"question": question}, headers=headers) as response:
+        assert response.status_code == 200
+        response.read()
+    return server_events(response.text)
+
+
+def _conversations(app: FastAPI) -> int:
+    user = next(u for u in list_users(store_of(app)) if u.email == "alice@example.org")
+    return len(conversations_of(store_of(app), user))
+
+
+def test_each_token_is_a_delta_event_in_order(app: FastAPI, llm: OpenAIServer, alice: Client) -> None:
+    pieces = (
+        "Shaving the incision site ",
+        "before spinal surgery increased ",
+        "postoperative infection [1].",
+    )
+    llm.script(answer(*pieces))
+    events = _stream(alice, SHAVE)
+    assert [name for name, _ in events] == ["delta", "delta", "delta", "answer"]
+    assert tuple(data["text"] for _, data in events[:3]) == pieces
+    record = events[-1][1]
+    assert record["answer"] == "".join(pieces) and record["generator"].startswith("llm")
+    assert [c["doc_id"] for c in record["citations"]] == ["shave"]
+
+
+def test_a_failed_generation_is_an_error_event_and_stores_nothing(
+    app: FastAPI, llm: OpenAIServer, alice: Client
+) -> None:
+    before = _conversations(app)
+    llm.script(failure(401, "bad key"))
+    events = _stream(alice, "Is chlorhexidine safe on mucous membranes?")
+    assert [name for name, _ in events] == ["error"]
+    assert "401" in events[0][1]["detail"]
+    llm.script(failure(401, "bad key"))
+    response = alice.post("/api/ask", json={"question": "Does tranexamic acid reduce blood loss?"},
+                          headers={"X-CSRF-Token": alice.csrf})  # fmt: skip
+    assert response.status_code == 502 and "401" in response.json()["detail"]
+    assert _conversations(app) == before  # no empty conversation left behind
