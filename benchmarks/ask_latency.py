@@ -1,7 +1,9 @@
 """Answer latency per stage, offline (extractive), after a warm-up (a benchmark, not a test).
 
 Every question is answered without the answer cache (a cache hit would measure only the lookup),
-then the same questions again with it. Prints a Markdown table of p50 / p95 per stage. Example:
+then the same questions again with it. The embedding cache starts empty, so no evidence sentence
+was embedded before (answering embeds each candidate sentence once, then remembers it). Prints a
+Markdown table of p50 / p95 per stage. Example:
 
     .venv/bin/python benchmarks/ask_latency.py --home .evidenceqa-bench \
         --questions ../shared/data/benchmarks/covidqa-dev.jsonl --limit 100
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import tempfile
 from pathlib import Path
 
 from search_latency import WARM_UP, percentile
@@ -34,7 +37,10 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=100)
     args = parser.parse_args()
     questions = [q.question for q in read_questions(args.questions, args.limit + WARM_UP)]
-    with Engine.open(load_settings(home=args.home)) as engine:
+    with (
+        tempfile.TemporaryDirectory() as cold,
+        Engine.open(load_settings(home=args.home, embedding_cache=Path(cold) / "vectors.sqlite3")) as engine,
+    ):
         answerer = engine.answerer(MemoryCache(len(questions)))
         for question in questions[:WARM_UP]:
             answerer.ask(question, use_cache=False)
