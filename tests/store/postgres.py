@@ -83,11 +83,19 @@ class PostgresServer:
         data = self.root / "data"
         self._run(str(self.bin_dir / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth=trust",
                   "-E", "UTF8", "--no-sync", "--no-instructions")  # fmt: skip
+        self.resume()
+
+    def pause(self) -> None:
+        """Stop the server, keeping its data: an outage the app must ride out (`resume` ends it)."""
+        self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.root / "data"), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the server on its data and port (again, after `pause`)."""
         options = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         )
-        self._run(str(self.bin_dir / "pg_ctl"), "-D", str(data), "-o", options,
+        self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.root / "data"), "-o", options,
                   "-l", str(self.root / "server.log"), "-w", "-t", "60", "start")  # fmt: skip
 
     def url(self, database: str) -> str:

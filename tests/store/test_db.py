@@ -28,6 +28,9 @@ TABLES = {
     "messages",
     "answer_records",
     "feedback",
+    "failure_labels",
+    "review_candidates",
+    "review_decisions",
 }
 
 

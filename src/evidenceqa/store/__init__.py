@@ -12,6 +12,9 @@ Notes for the web app (additions to the agreed API; nothing was renamed):
   `AnswerRecord` for assistant messages (None for the user's); `to_answer(record)` rebuilds the `Answer`.
 - Returned model objects are detached but readable (their columns are loaded).
 - `RATINGS` maps "Excellent"/"Acceptable"/"Very poor" to 1.0/0.6/0.2.
+- `labels`: failure labels of poor answers (`save_automatic_label`, `correct_label`, `failure_labels`).
+- `review`: benchmark review (`load_candidates`, `review_items`, `review_item`, `record_decision`,
+  `decisions_in_force`); tables `ReviewCandidate`, `ReviewDecision`.
 - `accounts.password_hasher` is an argon2 `PasswordHasher`; tests may swap in a cheaper one.
 """
 
@@ -51,32 +54,42 @@ from evidenceqa.store.conversations import (
     to_answer,
 )
 from evidenceqa.store.db import Store, database_url, open_store
+from evidenceqa.store.labels import InvalidCategory, correct_label, failure_labels, save_automatic_label
 from evidenceqa.store.models import (
+    FAILURE_CATEGORIES,
     RATINGS,
     AnswerRecord,
     ApiToken,
     Conversation,
+    FailureLabel,
     Feedback,
     Invite,
     LoginSession,
     Message,
+    ReviewCandidate,
+    ReviewDecision,
     User,
 )
 
 __all__ = [
+    "FAILURE_CATEGORIES",
     "RATINGS",
     "AccountError",
     "AnswerRecord",
     "AnswerRow",
     "ApiToken",
     "Conversation",
+    "FailureLabel",
     "Feedback",
     "FeedbackRow",
+    "InvalidCategory",
     "InvalidRating",
     "Invite",
     "LoginSession",
     "Message",
     "NotFound",
+    "ReviewCandidate",
+    "ReviewDecision",
     "Store",
     "User",
     "accept_invite",
@@ -85,11 +98,13 @@ __all__ = [
     "api_tokens_of",
     "authenticate",
     "conversations_of",
+    "correct_label",
     "create_api_token",
     "create_invite",
     "create_user",
     "database_url",
     "end_session",
+    "failure_labels",
     "feedback_between",
     "feedback_of",
     "get_user",
@@ -100,6 +115,7 @@ __all__ = [
     "record_exchange",
     "record_feedback",
     "revoke_api_token",
+    "save_automatic_label",
     "session_user",
     "set_active",
     "set_password",

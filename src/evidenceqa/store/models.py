@@ -194,3 +194,68 @@ class Feedback(Base):
     rating: Mapped[float] = mapped_column(Float)
     comment: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime]
+
+
+# Failure categories of a poorly rated or abstained answer (see evidenceqa.analytics.failures).
+FAILURE_CATEGORIES: tuple[str, ...] = ("missing_content", "retrieval_mismatch", "temporal", "edge_case")
+_CATEGORY_SQL = "IN ('missing_content', 'retrieval_mismatch', 'temporal', 'edge_case')"
+
+
+class FailureLabel(Base):
+    """The automatic category of a failed answer, with its evidence, and the admin's correction if any."""
+
+    __tablename__ = "failure_labels"
+    __table_args__ = (
+        CheckConstraint(f"category {_CATEGORY_SQL}", name="category"),
+        CheckConstraint(f"automatic_category {_CATEGORY_SQL}", name="automatic_category"),
+    )
+
+    answer_id: Mapped[int] = mapped_column(
+        ForeignKey("answer_records.id", ondelete="CASCADE"), primary_key=True
+    )
+    category: Mapped[str] = mapped_column(String(32))  # in force: the correction, else the automatic one
+    automatic_category: Mapped[str] = mapped_column(String(32))
+    evidence: Mapped[dict[str, Any]]
+    labelled_at: Mapped[datetime]  # when the automatic category was last computed
+    corrected_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    corrected_at: Mapped[datetime | None]
+
+
+# Benchmark review (evidenceqa.builder): candidate pairs loaded per benchmark, and reviewers' decisions.
+class ReviewCandidate(Base):
+    """One candidate question–answer pair of a benchmark under review (`data`: Candidate.to_dict())."""
+
+    __tablename__ = "review_candidates"
+    __table_args__ = (UniqueConstraint("benchmark", "candidate_id"), Index(None, "benchmark", "position"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    benchmark: Mapped[str] = mapped_column(String(100))
+    candidate_id: Mapped[str] = mapped_column(String(64))
+    position: Mapped[int] = mapped_column(Integer)  # the order of the candidates file
+    data: Mapped[dict[str, Any]]
+    imported_at: Mapped[datetime]
+
+
+class ReviewDecision(Base):
+    """A reviewer's decision; every one is kept (who, when), the newest is the one in force."""
+
+    __tablename__ = "review_decisions"
+    __table_args__ = (
+        Index(None, "candidate_pk", "id"),
+        CheckConstraint("decision IN ('accept', 'edit', 'reject')", name="decision"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    candidate_pk: Mapped[int] = mapped_column(ForeignKey("review_candidates.id", ondelete="CASCADE"))
+    decision: Mapped[str] = mapped_column(String(16))
+    question: Mapped[str | None] = mapped_column(Text)  # edits: None keeps the proposal's value
+    answer: Mapped[str | None] = mapped_column(Text)
+    gold_doc_ids: Mapped[list[str] | None] = mapped_column(JSON)
+    question_type: Mapped[str | None] = mapped_column(String(32))
+    expected_precision: Mapped[str | None] = mapped_column(String(16))
+    topic: Mapped[str | None] = mapped_column(String(200))
+    comment: Mapped[str] = mapped_column(Text)
+    # The account that decided on the review page; None for decisions imported from a CSV.
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    reviewer: Mapped[str] = mapped_column(String(320))  # as recorded: the account's email, or the CSV's name
+    created_at: Mapped[datetime]
