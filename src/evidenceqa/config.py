@@ -99,6 +99,24 @@ class Settings(BaseSettings):
     admin_email: str = "admin@localhost"
     session_secure_cookies: bool | None = None
 
+    # Reliability (docs/reliability.md): bounds on untrusted input and on abuse, and what an outage does.
+    # A file to ingest may hold, and a .gz may decompress to, at most this much (a zip bomb stops here).
+    max_file_mb: float = Field(200, gt=0)
+    max_question_chars: int = Field(2000, ge=10, le=100_000)  # longer: a clear error (API: 422)
+    ask_rate_per_minute: int = Field(30, ge=0)  # answers per user per minute (API and chat); 0: no limit
+    # Failed logins per email and address before a lockout of login_lockout_s, doubled by each further one.
+    login_max_failures: int = Field(5, ge=1)
+    login_lockout_s: float = Field(30, gt=0)
+    log_questions: bool = False  # questions are personal data: into the server log only when set
+    # When the LLM fails (down, timed out, refused): answer extractively, marked in the answer record.
+    llm_fallback_extractive: bool = False
+
+    # Pilot analytics (evidenceqa.analytics, docs/analytics.md). An answer's success: "feedback" counts
+    # rated answers only (success: its mean rating >= 0.6, i.e. Acceptable or Excellent);
+    # "feedback_or_answered" counts every answer (its mean rating >= 0.6 when rated, else: not abstained).
+    success_rule: Literal["feedback", "feedback_or_answered"] = "feedback_or_answered"
+    latency_target_s: float = Field(5.0, gt=0)  # the report's "share of answers under" this
+
     @field_validator("alpha")
     @classmethod
     def _alpha_is_known(cls, value: str) -> str:

@@ -16,7 +16,7 @@ from typing import Literal
 from evidenceqa.catalogue import Catalogue
 from evidenceqa.chunking import ChunkingConfig, chunk_document
 from evidenceqa.documents import Document
-from evidenceqa.loaders import LoadError, detect_format, load
+from evidenceqa.loaders import DEFAULT_MAX_FILE_MB, LoadError, detect_format, load
 from evidenceqa.vocabulary import mine_abbreviations
 
 _VOCABULARY_STATE = "abbreviations_mined"
@@ -56,9 +56,12 @@ def defined_abbreviations(doc: Document) -> list[tuple[str, str]]:
 
 
 class Ingestor:
-    def __init__(self, catalogue: Catalogue, config: ChunkingConfig) -> None:
+    def __init__(
+        self, catalogue: Catalogue, config: ChunkingConfig, max_file_mb: float = DEFAULT_MAX_FILE_MB
+    ) -> None:
         self.catalogue = catalogue
         self.config = config
+        self.max_file_mb = max_file_mb
         self.chunker = config.signature()
         self._mine_older_documents()
 
@@ -86,7 +89,7 @@ class Ingestor:
             return report
         seen: set[str] = set()
         with self.catalogue.transaction():
-            for item in load(path):
+            for item in load(path, self.max_file_mb):
                 if isinstance(item, LoadError):
                     report.errors.append(item)
                 else:

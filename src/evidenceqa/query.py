@@ -35,12 +35,42 @@ the dense retriever (`SEED_ALPHA`); `learned_alpha` looks the class up in a benc
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, insort
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Literal
 
 from evidenceqa.index.base import Filters
+
+# The question itself -----------------------------------------------------------------------------
+
+
+class QuestionError(ValueError):
+    """A question that cannot be searched: empty, or over the length limit. The message says which."""
+
+
+# Control characters (C0, DEL, C1) but tab and newline: they mean nothing in a question, PostgreSQL
+# refuses NUL in text, and a terminal or log line would render them.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean_question(question: str, max_chars: int) -> str:
+    """The question as searched and stored: control characters replaced by spaces, ends stripped.
+
+    Raises QuestionError when nothing is left, or when it is longer than `max_chars` (the
+    max_question_chars setting): a pasted document is not a question, and would only slow the search.
+    """
+    if len(question) > max_chars:
+        raise QuestionError(
+            f"the question is {len(question):,} characters long; the limit is {max_chars:,} "
+            "(setting max_question_chars)"
+        )
+    cleaned = _CONTROL.sub(" ", question).strip()
+    if not cleaned:
+        raise QuestionError("the question is empty")
+    return cleaned
+
 
 # Temporal phrases --------------------------------------------------------------------------------
 
@@ -296,14 +326,22 @@ def scoped(parsed: Temporal, question: str) -> Temporal:
 def _matches(question: str, today: date) -> list[tuple[int, int, Bounds]]:
     """Every rule's matches that no earlier rule took, in the order of the question."""
     taken: list[tuple[int, int, Bounds]] = []
+    spans: list[tuple[int, int]] = []  # the same, sorted: overlap checks stay fast on a pasted page
     for pattern, action in _RULES:
         for m in pattern.finditer(question):
-            if any(m.start() < e and s < m.end() for s, e, _ in taken) or not _plausible_years(m, today):
+            if _overlaps(spans, m.start(), m.end()) or not _plausible_years(m, today):
                 continue
             bounds = action(m, today)
             if bounds is not None:
                 taken.append((m.start(), m.end(), bounds))
+                insort(spans, (m.start(), m.end()))
     return sorted(taken)
+
+
+def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether start … end overlaps one of `spans` (sorted, disjoint)."""
+    i = bisect_left(spans, (start,))
+    return (i > 0 and spans[i - 1][1] > start) or (i < len(spans) and spans[i][0] < end)
 
 
 def _plausible_years(m: re.Match[str], today: date) -> bool:

@@ -26,7 +26,15 @@ from evidenceqa.documents import Chunk
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.fusion import Fusion, dense_weights, fuse
 from evidenceqa.index.base import CONTENT_LEVELS, Filters, Hit, SearchBackend
-from evidenceqa.query import Temporal, classify, learned_alpha, parse_temporal, rule_alpha, scoped
+from evidenceqa.query import (
+    Temporal,
+    classify,
+    clean_question,
+    learned_alpha,
+    parse_temporal,
+    rule_alpha,
+    scoped,
+)
 from evidenceqa.vocabulary import Vocabulary
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
@@ -93,6 +101,9 @@ class Retriever:
     ) -> SearchResponse:
         k = k or self.settings.search_k
         clock = _Clock()
+        question = clean_question(
+            question, self.settings.max_question_chars
+        )  # QuestionError: empty, too long
         parsed = (
             scoped(parse_temporal(question, self.today), question) if temporal else Temporal(text=question)
         )

@@ -93,7 +93,10 @@ def test_the_notice_is_on_every_page(anonymous: TestClient, alice: Client) -> No
 
 def test_admin_routes_are_forbidden_to_clinicians(app: FastAPI, alice: Client, admin: Client) -> None:
     admin_routes = [(m, p) for m, p in _routes(app) if p.startswith(("/api/admin", "/admin"))]
-    assert len(admin_routes) == 6
+    # Every admin route, whoever added it; at least the core ones exist.
+    assert {"/admin", "/api/admin/status", "/api/admin/users", "/api/admin/invites"} <= {
+        p for _, p in admin_routes
+    }
     for method, path in admin_routes:
         response = alice.request(
             method, path, headers={"X-CSRF-Token": alice.csrf}, data={"csrf_token": alice.csrf}

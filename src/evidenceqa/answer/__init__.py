@@ -32,10 +32,15 @@ __all__ = [
 
 def load_generator(settings: Settings, embedder: Embedder) -> Generator:
     """The generator the settings name; the LLM client is only imported when it is used."""
-    if settings.generator == "llm":
-        from evidenceqa.answer.llm import build_llm_generator
-
-        return build_llm_generator(settings)
     from evidenceqa.answer.extractive import ExtractiveGenerator
 
-    return ExtractiveGenerator(embedder)
+    if settings.generator != "llm":
+        return ExtractiveGenerator(embedder)
+    from evidenceqa.answer.llm import build_llm_generator
+
+    llm = build_llm_generator(settings)
+    if settings.llm_fallback_extractive:
+        from evidenceqa.answer.fallback import FallbackGenerator
+
+        return FallbackGenerator(llm, ExtractiveGenerator(embedder))
+    return llm

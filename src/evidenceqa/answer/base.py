@@ -59,6 +59,7 @@ class Draft:
     abstained: bool
     model: str
     usage: Usage = field(default_factory=Usage)
+    fallback_from: str | None = None  # the generator that failed, when this draft stands in for it
 
 
 @dataclass(frozen=True)

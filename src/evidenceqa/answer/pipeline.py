@@ -18,7 +18,11 @@ from evidenceqa.answer.citations import check, citations_for, unsupported_count
 from evidenceqa.cache import Cache, cache_key, settings_fingerprint
 from evidenceqa.config import Settings
 from evidenceqa.index.base import Filters
+from evidenceqa.query import clean_question
 from evidenceqa.retrieval import Retriever, SearchResponse
+
+# The stored record's generator column holds 200 characters.
+FALLBACK_MARK_CHARS = 200
 
 
 @dataclass
@@ -70,6 +74,8 @@ class Answerer:
         use_cache: bool = True,
     ) -> Answer:
         started = time.perf_counter()
+        # Cleaned before the cache key and the record: what is stored is what was searched.
+        question = clean_question(question, self.settings.max_question_chars)
         version = self.index_version()
         key = cache_key(
             question, (filters or Filters()).describe(), version, settings_fingerprint(self.settings)
@@ -80,7 +86,8 @@ class Answerer:
         response = self.retriever.search(question, k=k or self.settings.evidence_k, filters=filters)
         answer = self._answer(question, response, version, on_delta)
         answer.timings_ms["total"] = _ms_since(started)
-        if use_cache:
+        # A stand-in for a failed LLM is not kept: once it is back, its own answer is wanted.
+        if use_cache and answer.generator == self.generator.name:
             self.cache.set(key, answer.to_dict(), self.settings.cache_ttl_s)
         return answer
 
@@ -108,7 +115,7 @@ class Answerer:
             citations=[] if draft.abstained else citations_for(sentences, evidence),
             sentences=sentences,
             unsupported=unsupported_count(sentences),
-            generator=self.generator.name,
+            generator=_answered_by(self.generator, draft),
             filters=response.filters,
             temporal=response.temporal,
             timings_ms=timings,
@@ -148,6 +155,13 @@ class Answerer:
             cost_usd=zero,
             timings_ms={"cache": _ms_since(started), "total": _ms_since(started)},
         )
+
+
+def _answered_by(generator: Generator, draft: Draft) -> str:
+    """The generator's name, or the mark of a stand-in: "extractive (fallback from llm:gpt-4o)"."""
+    if draft.fallback_from is None:
+        return generator.name
+    return f"{draft.model} (fallback from {draft.fallback_from})"[:FALLBACK_MARK_CHARS]
 
 
 def _ms_since(start: float) -> float:

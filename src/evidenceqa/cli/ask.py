@@ -13,9 +13,10 @@ import typer
 from evidenceqa.answer import GenerationError
 from evidenceqa.answer.pipeline import Answer, Answerer
 from evidenceqa.cli.app import DISCLAIMER, app
-from evidenceqa.cli.common import err, fail, out, progress_bar, settings_of
+from evidenceqa.cli.common import checked_question, err, fail, out, progress_bar, settings_of
 from evidenceqa.cli.search import open_engine, read_queries
 from evidenceqa.index.base import Filters
+from evidenceqa.query import QuestionError
 
 
 def answer_row(answer: Answer) -> dict[str, Any]:
@@ -58,6 +59,8 @@ def ask(
         fail("give a question, or --queries FILE (with --out FILE)")
     if queries is not None and out_path is None:
         fail("--queries needs --out FILE")
+    if question is not None:
+        question = checked_question(settings_of(ctx), question)
     filters = Filters(year_min=year_min, year_max=year_max, collections=tuple(collection or ()))
     with open_engine(settings_of(ctx)) as engine:
         if not engine.is_current():
@@ -125,7 +128,7 @@ def _batch(answerer: Answerer, rows: list[tuple[str, str]], out_path: Path, filt
                 record = answer_row(answerer.ask(question, filters, k, use_cache=cache)) | {
                     "query_id": query_id
                 }
-            except GenerationError as exc:  # one failed question does not lose the batch
+            except (GenerationError, QuestionError) as exc:  # one failed question does not lose the batch
                 failed += 1
                 record = {"query_id": query_id, "question": question, "error": str(exc)}
             stream.write(json.dumps(record, ensure_ascii=False) + "\n")

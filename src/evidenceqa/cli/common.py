@@ -15,6 +15,7 @@ from rich.table import Table
 from evidenceqa import markdown
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig
 from evidenceqa.config import Settings
+from evidenceqa.query import QuestionError, clean_question
 
 # Tables are wider than the 80 columns rich assumes when output goes to a file or a pipe.
 out = Console(width=None if sys.stdout.isatty() else 140)
@@ -28,6 +29,14 @@ def settings_of(ctx: typer.Context) -> Settings:
 def fail(message: str, code: int = 2) -> NoReturn:
     err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def checked_question(settings: Settings, question: str) -> str:
+    """The question cleaned, or exit with why it cannot be asked (empty, too long), before any model loads."""
+    try:
+        return clean_question(question, settings.max_question_chars)
+    except QuestionError as exc:
+        fail(str(exc))
 
 
 def warn(message: str) -> None:

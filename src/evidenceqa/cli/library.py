@@ -35,7 +35,7 @@ def ingest(
     settings = settings_of(ctx)
     files = list(iter_files(paths))
     with Catalogue(settings.catalogue_path) as catalogue:
-        ingestor = Ingestor(catalogue, chunking(settings, strategy))
+        ingestor = Ingestor(catalogue, chunking(settings, strategy), settings.max_file_mb)
         reports = _run_ingest(ingestor, files)
         version = catalogue.index_version
     for report in reports:
@@ -185,7 +185,7 @@ def _load_for_stats(settings: Settings, files: list[Path] | None, collection: st
             return list(catalogue.iter_documents(collection))
     docs = []
     for path in iter_files(files):
-        for item in load(path):
+        for item in load(path, settings.max_file_mb):
             if isinstance(item, LoadError):
                 warn(str(item))
             elif collection in (None, item.collection):

@@ -10,11 +10,12 @@ import typer
 from rich.table import Table
 
 from evidenceqa.cli.app import app
-from evidenceqa.cli.common import err, fail, out, progress_bar, settings_of
+from evidenceqa.cli.common import checked_question, err, fail, out, progress_bar, settings_of
 from evidenceqa.config import Settings
 from evidenceqa.embeddings import EmbeddingError
 from evidenceqa.engine import Engine
 from evidenceqa.index.base import Filters
+from evidenceqa.query import QuestionError
 from evidenceqa.retrieval import Retriever, SearchResponse, SearchResult
 
 
@@ -106,6 +107,8 @@ def search(
         fail("--mode is hybrid, bm25 or dense; --level is content or document")
     if (question is None) == (queries is None):
         fail("give a question, or --queries FILE (with --out FILE)")
+    if question is not None:
+        question = checked_question(settings_of(ctx), question)
     filters = Filters(
         year_min=year_min, year_max=year_max, collections=tuple(collection or ()),
         doc_types=tuple(doc_type or ()), topics=tuple(topic or ()),
@@ -134,9 +137,13 @@ def _batch(retriever: Any, queries: Path, out_path: Path | None, options: dict[s
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with out_path.open("w", encoding="utf-8") as stream, progress_bar("search", len(rows)) as bar:
         for query_id, question in rows:
-            response = retriever.search(question, **options)
-            record = {"query_id": query_id, "filters": response.filters,
-                      "results": [result_row(r) for r in response.results]}  # fmt: skip
+            try:
+                response = retriever.search(question, **options)
+            except QuestionError as exc:  # one empty or overlong question does not lose the batch
+                record: dict[str, Any] = {"query_id": query_id, "error": str(exc)}
+            else:
+                record = {"query_id": query_id, "filters": response.filters,
+                          "results": [result_row(r) for r in response.results]}  # fmt: skip
             stream.write(json.dumps(record, ensure_ascii=False) + "\n")
             bar.advance(bar.task_ids[0])
     out.print(f"{len(rows)} questions searched → {out_path}")

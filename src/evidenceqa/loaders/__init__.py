@@ -2,7 +2,8 @@
 
 Each format has its own module exposing `load(path: Path) -> Iterator[Document | LoadError]`.
 A loader raises `LoadError` for a whole-file problem; a multi-record format (JSONL) yields a
-`LoadError` for a bad record and goes on with the rest.
+`LoadError` for a bad record and goes on with the rest. Files are untrusted input: a file over
+`max_file_mb` is refused before it is read, and a .gz stops decompressing at the same size.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.loaders.errors import LoadError
 
-__all__ = ["SUPPORTED_SUFFIXES", "LoadError", "detect_format", "iter_files", "load"]
+__all__ = ["DEFAULT_MAX_FILE_MB", "SUPPORTED_SUFFIXES", "LoadError", "detect_format", "iter_files", "load"]
+
+DEFAULT_MAX_FILE_MB: float = Settings.model_fields["max_file_mb"].default
+MB = 1 << 20
 
 # What each extension promises; content sniffing decides, and a mismatch is an error.
 _SUFFIX_FORMATS: dict[str, set[str]] = {
@@ -113,13 +118,16 @@ def detect_format(path: Path) -> str:
     return fmt
 
 
-def load(path: Path | str) -> Iterator[Document | LoadError]:
+def load(path: Path | str, max_mb: float = DEFAULT_MAX_FILE_MB) -> Iterator[Document | LoadError]:
     """Every document in `path`, with problems as LoadError values instead of exceptions."""
     path = Path(path)
     try:
+        _check_size(path, max_mb)
         fmt = detect_format(path)
         module = importlib.import_module(f"evidenceqa.loaders.{_MODULES[fmt]}")
-        for item in module.load(path):
+        # Only JSONL reads a stream (it may be gzipped); the others read a file already checked above.
+        items = module.load(path, int(max_mb * MB)) if fmt == "jsonl" else module.load(path)
+        for item in items:
             if isinstance(item, Document) and item.source is None:
                 item.source = str(path)
             yield item
@@ -127,6 +135,18 @@ def load(path: Path | str) -> Iterator[Document | LoadError]:
         yield exc
     except Exception as exc:  # a parser bug must cost one file, never the batch
         yield LoadError(path, f"could not be parsed ({type(exc).__name__}: {exc})")
+
+
+def _check_size(path: Path, max_mb: float) -> None:
+    """Refuse a file over the limit before reading it: parsers hold a whole file (and more) in memory."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # detect_format names the problem (missing, unreadable)
+    if size > max_mb * MB:
+        raise LoadError(
+            path, f"too large: {size / MB:.1f} MB, over the {max_mb:g} MB limit (setting max_file_mb)"
+        )
 
 
 def iter_files(paths: list[Path]) -> Iterator[Path]:

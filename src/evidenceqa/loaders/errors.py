@@ -8,7 +8,8 @@ from pathlib import Path
 class LoadError(Exception):
     def __init__(self, path: Path | str, reason: str, record: int | None = None) -> None:
         self.path = str(path)
-        self.reason = reason
+        # One line, whatever a parser's message held (libxml2's end in a newline): errors are listed by line.
+        self.reason = " ".join(reason.split())
         self.record = record  # 1-based line number inside a multi-record file
         super().__init__(str(self))
 

@@ -1,6 +1,8 @@
 """Library JSONL (`.jsonl`, `.jsonl.gz`): one document per line, in the shared data's neutral format.
 
-A bad line costs that line only: it comes back as a LoadError naming the line number.
+A bad line costs that line only: it comes back as a LoadError naming the line number. Reading stops
+at `max_bytes` of content, so a small .gz that decompresses to gigabytes (a zip bomb) is refused
+after that much, with the lines before it kept.
 """
 
 from __future__ import annotations
@@ -12,29 +14,50 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.loaders.errors import LoadError
 
 _LIST_FIELDS = ("authors", "topics", "sections")
+# Real documents nest sections a few levels; far deeper is hostile, and would exhaust the stack later.
+MAX_SECTION_DEPTH = 32
 _TEXT_FIELDS = ("title", "date", "doi", "url", "license", "doc_type", "collection", "journal")
 
 
-def _open(path: Path) -> IO[bytes]:
+_MB = 1 << 20
+# When called on its own; the dispatcher (`loaders.load`) passes the max_file_mb setting.
+_DEFAULT_MAX_BYTES = int(Settings.model_fields["max_file_mb"].default * _MB)
+
+
+def _open(path: Path) -> tuple[IO[bytes], bool]:
+    """The content stream, and whether it is gzipped (known by its magic bytes, not its name)."""
     with path.open("rb") as raw:
         magic = raw.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else path.open("rb")
+    gzipped = magic == b"\x1f\x8b"
+    return (gzip.open(path, "rb") if gzipped else path.open("rb")), gzipped
 
 
-def load(path: Path) -> Iterator[Document | LoadError]:
-    line_no = 0
+def load(path: Path, max_bytes: int = _DEFAULT_MAX_BYTES) -> Iterator[Document | LoadError]:
+    line_no = read = 0
     try:
-        with _open(path) as stream:
-            for line_no, raw in enumerate(stream, start=1):
+        stream, gzipped = _open(path)
+        with stream:
+            # readline's bound keeps one endless line (no newline in a bomb) from filling memory.
+            while raw := stream.readline(max_bytes - read + 1):
+                line_no, read = line_no + 1, read + len(raw)
+                if read > max_bytes:
+                    yield LoadError(path, _too_large(max_bytes, gzipped, line_no))
+                    return
                 if raw.strip():
                     yield _parse_line(path, line_no, raw)
     except (EOFError, OSError, zlib.error) as exc:
         # A truncated .gz: everything before the damage was already yielded.
         yield LoadError(path, f"compressed data is damaged after line {line_no} ({exc})")
+
+
+def _too_large(max_bytes: int, gzipped: bool, line_no: int) -> str:
+    what = "decompresses to" if gzipped else "holds"
+    return f"{what} more than {max_bytes / _MB:g} MB (setting max_file_mb); stopped at line {line_no}"
 
 
 def _parse_line(path: Path, line_no: int, raw: bytes) -> Document | LoadError:
@@ -44,6 +67,8 @@ def _parse_line(path: Path, line_no: int, raw: bytes) -> Document | LoadError:
         return LoadError(path, f"not UTF-8 (byte {exc.start})", record=line_no)
     except json.JSONDecodeError as exc:
         return LoadError(path, f"invalid JSON ({exc.msg} at column {exc.colno})", record=line_no)
+    except RecursionError:
+        return LoadError(path, "invalid JSON (nested too deeply)", record=line_no)
     problem = _check_record(data)
     if problem:
         return LoadError(path, problem, record=line_no)
@@ -72,7 +97,9 @@ def _check_record(data: Any) -> str | None:
     return _check_sections(data.get("sections") or [])
 
 
-def _check_sections(sections: list[Any]) -> str | None:
+def _check_sections(sections: list[Any], depth: int = 1) -> str | None:
+    if depth > MAX_SECTION_DEPTH:
+        return f"sections nested deeper than {MAX_SECTION_DEPTH} levels"
     for section in sections:
         if not isinstance(section, dict) or not isinstance(section.get("paragraphs", []), list):
             return "each section must be an object with a 'paragraphs' list"
@@ -83,7 +110,9 @@ def _check_sections(sections: list[Any]) -> str | None:
             if not isinstance(text, str):
                 return "each paragraph must be a string"
         nested = section.get("sections") or []
-        problem = _check_sections(nested) if isinstance(nested, list) else "'sections' must be a list"
+        problem = (
+            _check_sections(nested, depth + 1) if isinstance(nested, list) else "'sections' must be a list"
+        )
         if problem:
             return problem
     return None

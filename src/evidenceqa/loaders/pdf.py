@@ -112,7 +112,10 @@ def load(path: Path) -> Iterator[Document]:
         raise LoadError(path, "no text layer (image-only or scanned PDF; OCR is not supported)")
     if words < _MIN_WORDS:
         raise LoadError(path, f"no usable text: only {words} words in the text layer (OCR is not supported)")
-    yield _document(path, pages, info)
+    doc = _document(path, pages, info)
+    if not any(p.text.strip() for p in doc.paragraphs()):  # every row was furniture or unreadable
+        raise LoadError(path, "no usable text: nothing in the text layer reads as body text")
+    yield doc
 
 
 def _open(path: Path) -> dict[str, Any]:

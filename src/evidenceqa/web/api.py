@@ -21,6 +21,7 @@ from evidenceqa.answer.pipeline import Answer
 from evidenceqa.cli.search import response_json
 from evidenceqa.store import User, accounts, conversations
 from evidenceqa.web.auth import ApiAdmin, ApiUser
+from evidenceqa.web.guards import check_ask_rate, checked_question, log_question
 from evidenceqa.web.records import (
     answer_out,
     conversation_detail,
@@ -29,6 +30,8 @@ from evidenceqa.web.records import (
     user_out,
 )
 from evidenceqa.web.schemas import (
+    QUESTION_CEILING,
+    QUESTION_NOTE,
     RATING_SCORES,
     AdminStatusOut,
     AnswerOut,
@@ -68,6 +71,9 @@ async def ask(body: AskIn, request: Request, identity: ApiUser) -> Any:
     """A cited answer from the library, stored in a conversation (a new one unless `conversation_id`
     is given). With `Accept: text/event-stream` the answer's text streams as it is produced."""
     services = services_of(request)
+    body = body.model_copy(update={"question": checked_question(request, body.question)})  # 422 if too long
+    check_ask_rate(request, identity.user)  # 429 past ask_rate_per_minute
+    log_question(request, identity.user, body.question)
     if body.conversation_id is not None:  # someone else's is refused before any work is done
         await run_in_threadpool(own_conversation, services.store, identity.user, body.conversation_id)
     produce = _producer(services, identity.user, body)
@@ -142,11 +148,11 @@ def _event(name: str, data: dict[str, Any]) -> str:
 async def search(
     request: Request,
     identity: ApiUser,
-    q: Annotated[str, Query(min_length=1, max_length=2000, description="The question.")],
+    q: Annotated[str, Query(min_length=1, max_length=QUESTION_CEILING, description=QUESTION_NOTE)],
     k: Annotated[int | None, Query(ge=1, le=100, description="How many results.")] = None,
 ) -> SearchOut:
     """The ranked passages for a question (hybrid BM25 + dense search), as `evidenceqa search --json`."""
-    response = await services_of(request).library.search(q, k)
+    response = await services_of(request).library.search(checked_question(request, q), k)
     return SearchOut.model_validate(response_json(response))
 
 

@@ -4,6 +4,7 @@ shutdown, and serves the JSON API (web/api.py) and the pages (web/pages.py). `ev
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,17 +14,22 @@ from fastapi import FastAPI, Request, status
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from evidenceqa.config import Settings
 from evidenceqa.store import NotFound, open_store
-from evidenceqa.web import api, pages
+from evidenceqa.web import api, dashboard, pages, review
 from evidenceqa.web.auth import ApiUser, LoginRequired, login_url
+from evidenceqa.web.guards import redact_access_log
 from evidenceqa.web.library import Library
 from evidenceqa.web.services import Services
 
 STATIC = Path(__file__).parent / "static"
+DATABASE_DOWN = "the database is unavailable; try again in a moment"
+UNSTORABLE = "a value in this request cannot be stored (a NUL character, for instance)"
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -36,6 +42,7 @@ def create_app(settings: Settings) -> FastAPI:
             store.close()
             raise
         app.state.services = services = Services(settings, store, library)
+        redact_access_log(settings)  # after uvicorn has set up its loggers
         try:
             yield
         finally:
@@ -54,6 +61,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(dashboard.router)
+    app.include_router(review.router)
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(identity: ApiUser) -> dict[str, Any]:
@@ -63,6 +72,9 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_exception_handler(LoginRequired, _to_login)
     app.add_exception_handler(NotFound, _not_found)
     app.add_exception_handler(HTTPException, _http_error)
+    for unavailable in (OperationalError, InterfaceError):
+        app.add_exception_handler(unavailable, _database_down)
+    app.add_exception_handler(DataError, _unstorable)
     return app
 
 
@@ -93,6 +105,24 @@ async def _to_login(request: Request, exc: Exception) -> Response:
 
 async def _not_found(request: Request, exc: Exception) -> Response:
     return await _http_error(request, HTTPException(status.HTTP_404_NOT_FOUND, "not found"))
+
+
+async def _database_down(request: Request, exc: Exception) -> Response:
+    """The database is down or unreachable (restarting, network cut): 503 until it is back; the
+    engine's pre-ping reconnects on its own. Only the driver's error type is logged: SQLAlchemy's
+    message quotes the statement's parameters."""
+    cause = getattr(exc, "orig", None) or exc
+    route = getattr(request.scope.get("route"), "path", "?")  # the template: no token from an invite link
+    log.warning("database unavailable (%s): %s %s answered 503", type(cause).__name__, request.method, route)
+    return await _http_error(
+        request,
+        HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, DATABASE_DOWN, headers={"Retry-After": "5"}),
+    )
+
+
+async def _unstorable(request: Request, exc: Exception) -> Response:
+    """A value the database refuses (PostgreSQL stores no NUL in text): the request's fault, not a crash."""
+    return await _http_error(request, HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, UNSTORABLE))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

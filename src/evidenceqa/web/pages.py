@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +26,7 @@ from evidenceqa.web.auth import (
     safe_next,
     set_session_cookie,
 )
+from evidenceqa.web.guards import login_failed, login_succeeded, login_wait, retry_after
 from evidenceqa.web.records import conversation_detail
 from evidenceqa.web.services import Services, services_of
 
@@ -99,10 +101,18 @@ async def login(
     password: Annotated[str, Form(max_length=1000)],
     next: Annotated[str, Form()] = "/",
 ) -> Response:
+    if wait := login_wait(request, email):  # locked out after failures: not even the right password
+        response = render(request, "login.html", status_code=status.HTTP_429_TOO_MANY_REQUESTS,
+                          next=safe_next(next), email=email,
+                          error=f"Too many failed logins: try again in {math.ceil(wait)} s.")  # fmt: skip
+        response.headers.update(retry_after(wait))
+        return response
     user = await run_in_threadpool(accounts.authenticate, services_of(request).store, email, password)
     if user is None:
+        login_failed(request, email)
         return render(request, "login.html", status_code=status.HTTP_401_UNAUTHORIZED, next=safe_next(next),
                       email=email, error="Wrong email or password.")  # fmt: skip
+    login_succeeded(request, email)
     return await _logged_in(request, user, safe_next(next))
 
 

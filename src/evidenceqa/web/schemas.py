@@ -36,10 +36,16 @@ class FiltersIn(BaseModel):
         )  # fmt: skip
 
 
+# The schema's bound only caps what is parsed; the max_question_chars setting (checked by the route,
+# 422 with the reason) is the limit that applies.
+QUESTION_CEILING = 100_000
+QUESTION_NOTE = "The question; at most max_question_chars characters (2,000 by default), else 422."
+
+
 class AskIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=2000)
+    question: str = Field(min_length=1, max_length=QUESTION_CEILING, description=QUESTION_NOTE)
     filters: FiltersIn | None = None
     conversation_id: int | None = Field(None, description="Continue this conversation; omitted: start one.")
 

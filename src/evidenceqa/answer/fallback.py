@@ -1,0 +1,31 @@
+"""The LLM with a stand-in: when it fails (down, timed out, refused), an extractive answer instead
+(the llm_fallback_extractive setting). The draft says which generator it stands in for, so the answer
+record is marked and the stand-in is never cached as the LLM's answer."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from evidenceqa.answer.base import Draft, Evidence, GenerationError, Generator
+
+log = logging.getLogger(__name__)
+
+
+class FallbackGenerator:
+    def __init__(self, primary: Generator, fallback: Generator) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.name = primary.name  # the configured generator: cache keys and records name it
+
+    def generate(
+        self, question: str, evidence: Sequence[Evidence], on_delta: Callable[[str], None] | None = None
+    ) -> Draft:
+        try:
+            return self.primary.generate(question, evidence, on_delta)
+        except GenerationError as exc:  # its message is one line, the API key masked
+            log.warning("%s; answered extractively instead (llm_fallback_extractive)", exc)
+            return replace(
+                self.fallback.generate(question, evidence, on_delta), fallback_from=self.primary.name
+            )
