@@ -26,6 +26,11 @@ from evidenceqa.cli.search import open_engine, open_retriever
 from evidenceqa.embeddings import EmbeddingError
 
 MODES = ("bm25", "dense", "hybrid")
+# Options of the commands that build a content-gap set (gaps, abstention): one wording for both.
+GapSource = Annotated[
+    Path, typer.Option(help="A benchmark whose gold documents can be held out (covidqa-dev).")
+]
+HeldOutShare = Annotated[float, typer.Option(help="Share of the gold documents held out.")]
 
 
 @bench_app.command("retrieval")
@@ -124,12 +129,8 @@ def temporal(
 @bench_app.command("gaps")
 def gaps(
     ctx: typer.Context,
-    benchmark: Annotated[
-        Path, typer.Option(help="A benchmark whose gold documents can be held out (covidqa-dev).")
-    ],
-    fraction: Annotated[
-        float, typer.Option(help="Share of the gold documents held out.")
-    ] = bench_gaps.FRACTION,
+    benchmark: GapSource,
+    fraction: HeldOutShare = bench_gaps.FRACTION,
     seed: Annotated[int, typer.Option(help="Seed for which documents are held out.")] = bench_gaps.SEED,
     out_dir: Annotated[Path, typer.Option("--out", help="Where the content-gap set goes.")] = Path("reports"),
     markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
@@ -251,12 +252,8 @@ def _track(description: str, total: int) -> Iterator[Callable[[int], None]]:
 @bench_app.command("abstention")
 def abstention(
     ctx: typer.Context,
-    benchmark: Annotated[
-        Path, typer.Option(help="A benchmark whose gold documents can be held out (covidqa-dev).")
-    ],
-    fraction: Annotated[
-        float, typer.Option(help="Share of the gold documents held out.")
-    ] = bench_gaps.FRACTION,
+    benchmark: GapSource,
+    fraction: HeldOutShare = bench_gaps.FRACTION,
     max_false: Annotated[
         float, typer.Option(help="Most answerable questions abstained on, when fitting.")
     ] = 0.10,
