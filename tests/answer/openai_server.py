@@ -19,6 +19,10 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from pydantic import SecretStr
+
+from evidenceqa.config import Settings
+
 _OPENAI_PATH = "/v1/chat/completions"
 _AZURE_PATH = re.compile(r"/openai/deployments/(?P<deployment>[^/]+)/chat/completions")
 
@@ -200,3 +204,14 @@ def _chunk(
 
 def _error_body(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+
+
+def llm_settings(settings: Settings, base_url: str, key: str = "sk-test", **more: Any) -> Settings:
+    """`settings` answering through the OpenAI-compatible server at `base_url` (…/v1)."""
+    update = {
+        "generator": "llm",
+        "llm_model": "gpt-4o-mini",
+        "llm_api_base": base_url,
+        "llm_api_key": SecretStr(key),
+    }
+    return settings.model_copy(update={**update, **more})

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from evidenceqa.answer import GenerationError, load_generator
 from evidenceqa.answer.fallback import FallbackGenerator
@@ -17,7 +16,7 @@ from evidenceqa.answer.llm import LLMGenerator
 from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.cache import MemoryCache
 from evidenceqa.engine import Engine
-from tests.answer.openai_server import OpenAIServer, Reply, answer, failure
+from tests.answer.openai_server import OpenAIServer, Reply, answer, failure, llm_settings
 from tests.answer.test_llm import closed_port
 from tests.conftest import indexed_engine
 
@@ -43,10 +42,9 @@ def server() -> Iterator[OpenAIServer]:
 
 
 def answerer(engine: Engine, base_url: str, fallback: bool, timeout_s: float = 5) -> Answerer:
-    settings = engine.settings.model_copy(
-        update={"generator": "llm", "llm_model": "gpt-4o-mini", "llm_api_base": base_url,
-                "llm_api_key": SecretStr(KEY), "llm_timeout_s": timeout_s, "llm_fallback_extractive": fallback}
-    )  # fmt: skip
+    settings = llm_settings(
+        engine.settings, base_url, KEY, llm_timeout_s=timeout_s, llm_fallback_extractive=fallback
+    )
     return Answerer(settings, engine.retriever(), load_generator(settings, engine.embedder), MemoryCache(10))
 
 

@@ -6,14 +6,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from evidenceqa.answer import ABSTAIN_MESSAGE, GenerationError
 from evidenceqa.answer.abstain import Abstainer
 from evidenceqa.answer.pipeline import Answer
 from evidenceqa.cache import MemoryCache
 from evidenceqa.engine import Engine
-from tests.answer.openai_server import OpenAIServer, answer, failure
+from tests.answer.openai_server import OpenAIServer, answer, failure, llm_settings
 from tests.conftest import indexed_engine
 
 DOCS = [
@@ -71,10 +70,9 @@ def test_a_question_the_library_cannot_answer_is_abstained_on(engine: Engine) ->
 
 
 def _llm(engine: Engine, server: OpenAIServer):
-    settings = engine.settings.model_copy(
-        update={"generator": "llm", "llm_model": "gpt-4o-mini", "llm_api_base": f"{server.url}/v1",
-                "llm_api_key": SecretStr("sk-test"), "llm_price_in_per_1k": 0.15, "llm_price_out_per_1k": 0.6}
-    )  # fmt: skip
+    settings = llm_settings(
+        engine.settings, f"{server.url}/v1", llm_price_in_per_1k=0.15, llm_price_out_per_1k=0.6
+    )
     return Engine(settings, engine.catalogue, engine.embedder, engine.backend).answerer(MemoryCache(16))
 
 

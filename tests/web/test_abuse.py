@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from pydantic import SecretStr
 
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
@@ -22,7 +21,7 @@ from evidenceqa.ingest import Ingestor
 from evidenceqa.store import create_api_token, create_user, list_users
 from evidenceqa.web.app import SECURITY_HEADERS, UNSTORABLE, create_app
 from evidenceqa.web.guards import AccessLogRedaction, Guards
-from tests.answer.openai_server import OpenAIServer, answer, failure
+from tests.answer.openai_server import OpenAIServer, answer, failure, llm_settings
 from tests.conftest import write_library
 from tests.web.conftest import PASSWORD, Client, logged_in, server_events, store_of
 
@@ -226,10 +225,8 @@ def llm() -> Iterator[OpenAIServer]:
 def llm_app(
     hostile_settings: Settings, llm: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[FastAPI]:
-    settings = hostile_settings.model_copy(
-        update={"generator": "llm", "llm_model": "gpt-4o-mini", "llm_api_base": f"{llm.url}/v1",
-                "llm_api_key": SecretStr(KEY), "database_url": f"sqlite:///{tmp_path_factory.mktemp('db') / 'a.db'}"}
-    )  # fmt: skip
+    database = f"sqlite:///{tmp_path_factory.mktemp('db') / 'a.db'}"
+    settings = llm_settings(hostile_settings, f"{llm.url}/v1", KEY, database_url=database)
     yield from _started(settings)
 
 

@@ -8,12 +8,11 @@ from collections.abc import Iterator
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from pydantic import SecretStr
 
 from evidenceqa.config import Settings
 from evidenceqa.store import conversations_of, create_user, list_users
 from evidenceqa.web.app import create_app
-from tests.answer.openai_server import OpenAIServer, answer, failure
+from tests.answer.openai_server import OpenAIServer, answer, failure, llm_settings
 from tests.web.conftest import PASSWORD, SHAVE, Client, logged_in, server_events, store_of
 
 
@@ -27,11 +26,8 @@ def llm() -> Iterator[OpenAIServer]:
 def app(
     web_settings: Settings, llm: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[FastAPI]:
-    settings = web_settings.model_copy(
-        update={"generator": "llm", "llm_model": "gpt-4o-mini", "llm_api_base": f"{llm.url}/v1",
-                "llm_api_key": SecretStr("sk-test"),
-                "database_url": f"sqlite:///{tmp_path_factory.mktemp('db') / 'app.sqlite3'}"}
-    )  # fmt: skip
+    database = f"sqlite:///{tmp_path_factory.mktemp('db') / 'app.sqlite3'}"
+    settings = llm_settings(web_settings, f"{llm.url}/v1", database_url=database)
     application = create_app(settings)
     with TestClient(application):
         create_user(store_of(application), "alice@example.org", "Alice", PASSWORD)

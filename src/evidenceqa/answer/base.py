@@ -7,8 +7,8 @@ split into sentences) ─▶ citation check ─▶ Answer (what the CLI, the web
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from evidenceqa.documents import Chunk
 
@@ -88,7 +88,3 @@ class Generator(Protocol):
 
 def abstention(model: str) -> Draft:
     return Draft(ABSTAIN_MESSAGE, [Sentence(ABSTAIN_MESSAGE)], abstained=True, model=model)
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return asdict(value)

@@ -58,8 +58,8 @@ def samples(retriever: Retriever, rows: Sequence[dict[str, Any]], on_row: Callab
     """Each content-gap row searched as an answer would be (its held-out documents excluded)."""
     found = []
     for row in rows:
-        question = Question(row["query_id"], row["question"], row["gold_doc_ids"], [], row["meta"])
-        response = retriever.search(row["question"], k=k, filters=question_filters(question))
+        question = Question.from_row(row)
+        response = retriever.search(question.question, k=k, filters=question_filters(question))
         found.append(
             Sample(row["query_id"], row["meta"]["answerable"], features(response), bool(response.results))
         )

@@ -28,6 +28,17 @@ class Question:
     gold_passages: list[str]
     meta: dict[str, Any]
 
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Question:
+        """A benchmark row (or a generated one: temporal, content-gap) as a question."""
+        return cls(
+            query_id=str(row["query_id"]),
+            question=str(row["question"]).strip(),
+            gold_doc_ids=list(row.get("gold_doc_ids") or []),
+            gold_passages=list(row.get("gold_passages") or []),
+            meta=dict(row.get("meta") or {}),
+        )
+
 
 def read_questions(path: Path, limit: int | None = None) -> list[Question]:
     """Questions from a benchmark JSONL; a malformed row is an error naming the line."""
@@ -38,15 +49,7 @@ def read_questions(path: Path, limit: int | None = None) -> list[Question]:
                 continue
             try:
                 row = json.loads(line)
-                questions.append(
-                    Question(
-                        query_id=str(row["query_id"]),
-                        question=str(row["question"]).strip(),
-                        gold_doc_ids=list(row.get("gold_doc_ids") or []),
-                        gold_passages=list(row.get("gold_passages") or []),
-                        meta=dict(row.get("meta") or {}),
-                    )
-                )
+                questions.append(Question.from_row(row))
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise ValueError(f"{path}:{line_no}: not a benchmark row ({exc})") from None
             if limit and len(questions) >= limit:

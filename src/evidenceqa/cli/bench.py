@@ -147,11 +147,9 @@ def gaps(
         retriever = open_retriever(engine)
 
         def top_score(row: dict) -> tuple[float, bool]:
-            question = bench_retrieval.Question(
-                row["query_id"], row["question"], row["gold_doc_ids"], [], row["meta"]
-            )
+            question = bench_retrieval.Question.from_row(row)
             results = retriever.search(
-                row["question"], k=10, filters=bench_retrieval.question_filters(question)
+                question.question, k=10, filters=bench_retrieval.question_filters(question)
             ).results
             best = results[0].score if results else 0.0
             return best, any(r.chunk.doc_id in row["gold_doc_ids"] for r in results)
@@ -301,8 +299,7 @@ def answers(
         sets = [(path.stem, bench_retrieval.read_questions(path, limit)) for path in benchmark or []]
         if gaps:
             rows = bench_gaps.build(bench_retrieval.read_questions(gaps))[1::2][:limit]
-            questions = [bench_retrieval.Question(r["query_id"], r["question"], r["gold_doc_ids"],
-                                                  r["gold_passages"], r["meta"]) for r in rows]  # fmt: skip
+            questions = [bench_retrieval.Question.from_row(r) for r in rows]
             sets += bench_answers.by_answerability(f"{gaps.stem} gap set", questions)
     except (OSError, ValueError) as exc:
         fail(str(exc))

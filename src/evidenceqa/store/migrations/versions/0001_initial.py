@@ -25,10 +25,6 @@ def _id() -> sa.Column[int]:
     return sa.Column("id", sa.Integer(), nullable=False)
 
 
-def _fk(column: str, target: str, ondelete: str, nullable: bool = False) -> sa.Column[int]:
-    return sa.Column(column, sa.Integer(), sa.ForeignKey(target, ondelete=ondelete), nullable=nullable)
-
-
 def upgrade() -> None:
     _accounts()
     _conversations()
