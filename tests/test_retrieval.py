@@ -124,3 +124,8 @@ def test_raw_top_scores_say_how_well_the_library_matches_not_just_the_order(retr
     # Fused scores are relative (the best is near 1 either way); the raw cosine is not.
     assert on_topic.top_scores["dense"] > off_topic.top_scores["dense"] + 0.2
     assert set(retriever.search("surgical masks", k=3, mode="bm25").top_scores) == {"keyword"}
+    # Each list's tenth score, or its last when it holds fewer: what a clear winner stands out from.
+    assert set(on_topic.tenth_scores) == set(on_topic.top_scores)
+    assert all(on_topic.tenth_scores[name] < top for name, top in on_topic.top_scores.items())
+    single = retriever.search("surgical masks", k=1, mode="bm25")
+    assert single.tenth_scores == single.top_scores

@@ -68,6 +68,9 @@ class SearchResponse:
     # Best raw score per retriever (BM25, cosine): fused scores only rank within one question, so
     # whether the library holds an answer at all is judged on these (evidenceqa.answer.abstain).
     top_scores: dict[str, float] = field(default_factory=dict)
+    # Each retriever's raw score at depth 10 (at its last hit when it found fewer): an answerable
+    # question tends to have a clear winner, so top ÷ tenth is another adequacy signal.
+    tenth_scores: dict[str, float] = field(default_factory=dict)
 
 
 class Retriever:
@@ -132,6 +135,7 @@ class Retriever:
             results=results,
             timings_ms=clock.laps,
             top_scores={name: hits[0].score for name, hits in lists.items() if hits},
+            tenth_scores={name: hits[:10][-1].score for name, hits in lists.items() if hits},
         )
 
     def _lists(self, parsed: Temporal, terms: str, mode: SearchMode, filters: Filters,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from evidenceqa.analytics import simulate
-from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.abstain import FEATURES, Abstainer
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
 from evidenceqa.engine import Engine
@@ -36,8 +36,14 @@ SHAVE = "Does shaving the incision site increase infection after spinal surgery?
 TXA = "Does tranexamic acid reduce blood loss after knee arthroplasty?"
 TXA_SINCE = "Does tranexamic acid reduce blood loss after knee arthroplasty, in studies since 2021?"
 OTITIS = "What is the first-line antibiotic for acute otitis media in toddlers?"
-# p(answerable) = σ(12·dense_top + 4·coverage − 8): on-topic questions score ~0.9, absent ones ~0.
-CALIBRATION = Abstainer(weights=[12.0, 0.0, 4.0], bias=-8.0, threshold=0.5, fitted_on="by hand, for tests")
+# p(answerable) = σ(12·dense_top + 4·coverage − 8), the other signals weighing nothing: on-topic
+# questions score ~0.9, absent ones ~0.
+CALIBRATION = Abstainer(
+    weights=[{"dense_top": 12.0, "coverage": 4.0}.get(name, 0.0) for name in FEATURES],
+    bias=-8.0,
+    threshold=0.5,
+    fitted_on="by hand, for tests",
+)
 START = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)  # a Monday
 
 

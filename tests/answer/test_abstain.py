@@ -3,24 +3,52 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from evidenceqa.answer.abstain import CALIBRATION_FILE, Abstainer, fit, threshold_for
+from evidenceqa.answer.abstain import (
+    CALIBRATION_FILE,
+    FEATURES,
+    Abstainer,
+    features,
+    fit,
+    threshold_for,
+)
+from evidenceqa.retrieval import SearchResponse, SearchResult
+from tests.answer.evidence import chunk
+
+# Typical signals of an answerable question and of a content gap, one value per FEATURES entry.
+STRONG = [0.6, 2.0, 0.9, 0.8, 0.7, 1.1]
+WEAK = [0.3, 0.5, 0.4, 0.3, 0.1, 2.3]
+RECALIBRATE = "recalibrate with `evidenceqa bench abstention --write`"
+
+
+def _signals(values: list[float]) -> dict[str, float]:
+    return dict(zip(FEATURES, values, strict=True))
 
 
 def test_fit_separates_separable_signals_and_orders_probabilities() -> None:
     rng = np.random.default_rng(3)
-    good = rng.normal([0.6, 2.0, 0.9], 0.05, size=(40, 3))
-    bad = rng.normal([0.3, 0.5, 0.4], 0.05, size=(40, 3))
+    good = rng.normal(STRONG, 0.05, size=(40, len(FEATURES)))
+    bad = rng.normal(WEAK, 0.05, size=(40, len(FEATURES)))
     weights, bias = fit(np.vstack([good, bad]).tolist(), [True] * 40 + [False] * 40)
     model = Abstainer(weights, bias)
-    signals = dict(zip(("dense_top", "keyword_per_term", "coverage"), [0.6, 2.0, 0.9], strict=True))
-    weak = dict(zip(("dense_top", "keyword_per_term", "coverage"), [0.3, 0.5, 0.4], strict=True))
-    assert model.probability(signals) > 0.9 > 0.1 > model.probability(weak)
-    assert model.decide(weak).abstain and not model.decide(signals).abstain
+    assert model.probability(_signals(STRONG)) > 0.9 > 0.1 > model.probability(_signals(WEAK))
+    assert model.decide(_signals(WEAK)).abstain and not model.decide(_signals(STRONG)).abstain
+
+
+def test_fit_does_not_depend_on_the_units_of_a_signal() -> None:
+    rng = np.random.default_rng(4)
+    x = rng.normal(0.0, 1.0, size=(200, 2))
+    answerable = (x @ [1.0, -0.5] + rng.normal(0.0, 0.7, 200) > 0).tolist()
+    weights, bias = fit(x.tolist(), answerable)
+    scaled_weights, scaled_bias = fit((x * [1000.0, 0.001] + [5.0, -3.0]).tolist(), answerable)
+    z = x @ weights + bias
+    z_scaled = (x * [1000.0, 0.001] + [5.0, -3.0]) @ scaled_weights + scaled_bias
+    assert np.allclose(z, z_scaled)  # the same probabilities, whatever scale a signal comes in
 
 
 def test_threshold_abstains_on_at_most_the_allowed_share_of_answerable_questions() -> None:
@@ -39,11 +67,75 @@ def test_without_calibration_only_a_search_that_found_nothing_alike_abstains() -
     assert floor.decide({"dense_top": 0.5, "keyword_per_term": 0.0, "coverage": 0.0}).p_answerable is None
 
 
-def test_calibration_round_trips_and_a_bad_file_is_named(tmp_path: Path) -> None:
-    model = Abstainer([1.0, 2.0, 3.0], -1.5, 0.42, "covidqa-dev")
-    model.save(tmp_path)
+def _response(texts: list[tuple[str, str]], terms: str, top: float, tenth: float) -> SearchResponse:
+    results = [
+        SearchResult(rank, chunk(f"{doc}#{rank}", text, "", 2020, []), 1.0 / rank, {})
+        for rank, (doc, text) in enumerate(texts, start=1)
+    ]
+    return SearchResponse("q", "q", terms, "hybrid", {}, None, [], "general", 0.5, results,
+                          top_scores={"dense": 0.7, "keyword": top},
+                          tenth_scores={"dense": 0.5, "keyword": tenth})  # fmt: skip
+
+
+def test_signals_of_a_search() -> None:
+    response = _response(
+        [("a", "masks reduce droplets"), ("b", "droplets in wards"), ("a", "masks"), ("c", "transmission")],
+        terms="mask reduc droplet transmiss",
+        top=12.0,
+        tenth=3.0,
+    )
+    signals = features(response)
+    assert list(signals) == list(FEATURES)
+    assert signals["dense_top"] == 0.7 and signals["keyword_per_term"] == 3.0  # 12 over 4 terms
+    # The top three chunks together hold 3 of the 4 terms; the best one alone, 3 of 4 too.
+    assert signals["coverage"] == 0.75 and signals["best_chunk_coverage"] == 0.75
+    assert signals["keyword_margin"] == pytest.approx(math.log(4.0))  # a clear winner: top = 4 × tenth
+    assert signals["log_documents"] == pytest.approx(math.log(3))  # a, b, c
+
+
+def test_signals_when_one_chunk_holds_less_than_the_top_three_together() -> None:
+    response = _response([("a", "masks"), ("b", "droplets")], terms="mask droplet", top=0.0, tenth=0.0)
+    signals = features(response)
+    assert signals["coverage"] == 1.0 and signals["best_chunk_coverage"] == 0.5
+    assert signals["keyword_margin"] == 0.0  # no BM25 match at all: no winner either
+
+
+def test_calibration_round_trips_with_the_signals_it_was_fitted_on(tmp_path: Path) -> None:
+    model = Abstainer([1.0, 2.0, 3.0, 0.5, -1.0, -0.5], -1.5, 0.42, "covidqa-dev")
+    path = model.save(tmp_path)
+    assert json.loads(path.read_text())["features"] == list(FEATURES)
     assert Abstainer.load(tmp_path) == model
     assert Abstainer.load(tmp_path / "elsewhere") == Abstainer()
-    (tmp_path / CALIBRATION_FILE).write_text(json.dumps({"weights": [1.0]}), encoding="utf-8")
+
+
+def test_a_calibration_of_an_older_version_is_refused_not_misread(tmp_path: Path) -> None:
+    old = {"weights": [5.2, 0.6, 1.4], "bias": -5.6, "threshold": 0.66, "fitted_on": "covidqa-dev"}
+    (tmp_path / CALIBRATION_FILE).write_text(json.dumps(old), encoding="utf-8")
+    with pytest.raises(
+        ValueError, match=f"{CALIBRATION_FILE}: fitted on an older version's signals"
+    ) as caught:
+        Abstainer.load(tmp_path)
+    assert RECALIBRATE in str(caught.value) and str(tmp_path) in str(caught.value)
+
+
+def test_a_calibration_for_other_signals_or_weights_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / CALIBRATION_FILE
+    other = {"features": ["dense_top", "coverage"], "weights": [1.0, 1.0], "bias": 0.0, "threshold": 0.5}
+    path.write_text(json.dumps(other), encoding="utf-8")
+    with pytest.raises(
+        ValueError, match=f"fitted on dense_top, coverage signals, not this version's .*{RECALIBRATE}"
+    ):
+        Abstainer.load(tmp_path)
+    short = {**other, "features": list(FEATURES)}  # the right names, too few weights
+    path.write_text(json.dumps(short), encoding="utf-8")
     with pytest.raises(ValueError, match=f"{CALIBRATION_FILE}: not an abstention calibration"):
         Abstainer.load(tmp_path)
+    with pytest.raises(ValueError, match=f"3 abstention weights for {len(FEATURES)} signals"):
+        Abstainer([1.0, 2.0, 3.0])
+
+
+def test_a_file_that_is_no_calibration_is_named(tmp_path: Path) -> None:
+    for text in ("not json", "[1, 2]"):
+        (tmp_path / CALIBRATION_FILE).write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match=f"{CALIBRATION_FILE}: not an abstention calibration"):
+            Abstainer.load(tmp_path)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evidenceqa.answer import ABSTAIN_MESSAGE, GenerationError
-from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.abstain import FEATURES, Abstainer
 from evidenceqa.answer.pipeline import Answer
 from evidenceqa.cache import MemoryCache
 from evidenceqa.engine import Engine
@@ -63,10 +63,14 @@ def test_answers_round_trip_through_their_dict(engine: Engine) -> None:
 
 def test_a_question_the_library_cannot_answer_is_abstained_on(engine: Engine) -> None:
     answerer = engine.answerer(MemoryCache(16))
-    answerer.abstainer = Abstainer(weights=[10.0, 1.0, 5.0], bias=-9.0, threshold=0.5)
+    # By hand: p(answerable) = σ(10·dense_top + keyword_per_term + 5·coverage + keyword_margin − 9).
+    weights = {"dense_top": 10.0, "keyword_per_term": 1.0, "coverage": 5.0, "keyword_margin": 1.0}
+    answerer.abstainer = Abstainer([weights.get(name, 0.0) for name in FEATURES], bias=-9.0, threshold=0.5)
     result = answerer.ask("Which volcano erupted in Iceland in 2010?")
     assert result.abstained and result.answer == ABSTAIN_MESSAGE
     assert result.citations == [] and result.p_answerable is not None and result.p_answerable < 0.5
+    answered = answerer.ask(SHAVE)  # the same calibration answers what the library holds
+    assert not answered.abstained and answered.p_answerable is not None and answered.p_answerable > 0.5
 
 
 def _llm(engine: Engine, server: OpenAIServer):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from evidenceqa.answer.abstain import FEATURES, Abstainer
 from evidenceqa.answer.base import Citation, Usage
 from evidenceqa.answer.pipeline import Answer
 from evidenceqa.bench.answers import Sample, by_answerability, calibrate, evaluate, halves, score_answer
@@ -18,6 +19,8 @@ def _samples(n: int, seed: int = 5) -> list[Sample]:
         centre = 0.6 if answerable else 0.35
         signals = {"dense_top": rng.gauss(centre, 0.08), "keyword_per_term": rng.gauss(centre * 3, 0.4),
                    "coverage": rng.gauss(centre + 0.2, 0.1)}  # fmt: skip
+        # The other signals carry nothing here: the fit must not be thrown by uninformative ones.
+        signals |= {name: rng.gauss(1.0, 0.3) for name in FEATURES if name not in signals}
         found.append(Sample(str(i), answerable, signals, True))
     return found
 
@@ -28,6 +31,8 @@ def test_calibration_on_the_fit_half_holds_on_the_reported_half() -> None:
     scores = evaluate(model, held_out)
     assert scores.gap_questions + scores.answerable_questions == 300
     assert scores.false_abstentions <= 0.15 and scores.gaps_abstained >= 0.8 and scores.precision > 0.7
+    assert scores.auc is not None and scores.auc > 0.9
+    assert evaluate(Abstainer(), held_out).auc is None  # the floor has no probabilities to rank by
     assert model.fitted_on == "synthetic"
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evidenceqa.answer.abstain import CALIBRATION_FILE
+from evidenceqa.answer.abstain import CALIBRATION_FILE, FEATURES
 from tests.conftest import write_library
 from tests.test_cli import run
 
@@ -55,7 +55,9 @@ def test_abstention_is_fitted_on_one_half_reported_on_the_other_and_saved(setup:
         and "| calibrated (≤ 10% false on the fit half) |" in result.stdout
     )
     saved = json.loads((home / CALIBRATION_FILE).read_text())
-    assert len(saved["weights"]) == 3 and saved["fitted_on"] == "tiny.jsonl (even questions), seed 13"
+    assert saved["features"] == list(FEATURES) and len(saved["weights"]) == len(FEATURES)
+    assert saved["fitted_on"] == "tiny.jsonl (even questions), seed 13"
+    assert "| – |" in result.stdout  # the floor has no probabilities to rank by
 
 
 def test_answers_reports_a_benchmark_and_both_halves_of_its_gap_set(setup: tuple[Path, Path]) -> None:

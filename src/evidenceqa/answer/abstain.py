@@ -1,13 +1,20 @@
 """Should the library's evidence be answered from at all? A calibrated decision on raw retrieval signals.
 
 Fused scores rank within one question (the best is near 1 whatever it is), so adequacy is judged on
-signals that compare across questions: the best cosine of the dense retriever, the best BM25 score
-per query term, and how many of the question's terms the top evidence contains at all (a question
-about an entity the library never mentions misses exactly those). A logistic model over them is
-fitted on a content-gap set (questions whose source article is held out of the search) against
-answerable questions, with the threshold chosen for a target false-abstention rate; it is stored
-as `abstention.json` in the data home. Without one, a conservative floor applies: abstain only when
-neither retriever found anything resembling the question.
+signals that compare across questions:
+- how close the best match is: the best cosine of the dense retriever, the best BM25 score per
+  query term;
+- whether the top evidence is about the question: the share of its terms in the top chunks
+  together, and in the best single chunk (a question about an entity the library never mentions
+  misses exactly those);
+- whether one source stands out: the keyword list's top score over its tenth (an answerable
+  question tends to have a clear winner, a gap question many middling near-misses), and how many
+  distinct documents the top results come from (a gap question's scatter across many).
+A logistic model over them is fitted on a content-gap set (questions whose source article is held
+out of the search) against answerable questions, with the threshold chosen for a target
+false-abstention rate; it is stored, with the signals it was fitted on, as `abstention.json` in
+the data home. Without one, a conservative floor applies: abstain only when neither retriever
+found anything resembling the question.
 """
 
 from __future__ import annotations
@@ -23,23 +30,46 @@ import numpy as np
 from evidenceqa.analysis import terms
 from evidenceqa.retrieval import SearchResponse
 
-FEATURES = ("dense_top", "keyword_per_term", "coverage")
+FEATURES = (
+    "dense_top",
+    "keyword_per_term",
+    "coverage",
+    "best_chunk_coverage",
+    "keyword_margin",
+    "log_documents",
+)
 CALIBRATION_FILE = "abstention.json"
+RECALIBRATE = "recalibrate with `evidenceqa bench abstention --write`"
 COVERAGE_DEPTH = 3  # the evidence an answer is mostly built from
+SPREAD_DEPTH = 10  # the results a reader is shown: how many sources they come from
 # Uncalibrated floor: MiniLM cosines under ~0.2 are unrelated text; no BM25 match at all.
 FLOOR_COSINE = 0.2
 
 
 def features(response: SearchResponse) -> dict[str, float]:
     wanted = set(response.keyword_terms.split())
-    found: set[str] = set()
-    for result in response.results[:COVERAGE_DEPTH]:
-        found |= set(terms(result.chunk.text))
+    chunks = [set(terms(result.chunk.text)) & wanted for result in response.results[:COVERAGE_DEPTH]]
+    documents = {result.chunk.doc_id for result in response.results[:SPREAD_DEPTH]}
     return {
         "dense_top": response.top_scores.get("dense", 0.0),
         "keyword_per_term": response.top_scores.get("keyword", 0.0) / max(1, len(wanted)),
-        "coverage": len(wanted & found) / len(wanted) if wanted else 0.0,
+        "coverage": _share(set().union(*chunks), wanted),
+        "best_chunk_coverage": max((_share(found, wanted) for found in chunks), default=0.0),
+        "keyword_margin": _log_ratio(
+            response.top_scores.get("keyword", 0.0), response.tenth_scores.get("keyword", 0.0)
+        ),
+        # A log: one more source matters among few, hardly among many.
+        "log_documents": math.log(max(1, len(documents))),
     }
+
+
+def _share(found: set[str], wanted: set[str]) -> float:
+    return len(found) / len(wanted) if wanted else 0.0
+
+
+def _log_ratio(top: float, tenth: float) -> float:
+    """log(top ÷ tenth); 0 (no winner) when the list is empty or scores are not positive."""
+    return math.log(top / tenth) if top > 0 and tenth > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -57,6 +87,12 @@ class Abstainer:
     bias: float = 0.0
     threshold: float = 0.5
     fitted_on: str = ""
+
+    def __post_init__(self) -> None:
+        if self.weights is not None and len(self.weights) != len(FEATURES):
+            raise ValueError(
+                f"{len(self.weights)} abstention weights for {len(FEATURES)} signals ({', '.join(FEATURES)})"
+            )
 
     def probability(self, signals: dict[str, float]) -> float | None:
         if self.weights is None:
@@ -79,8 +115,9 @@ class Abstainer:
         return Judgement(p < self.threshold, p, signals)
 
     def save(self, home: Path) -> Path:
+        """Written with the signals' names, so a later version with other signals refuses the file."""
         path = home / CALIBRATION_FILE
-        path.write_text(json.dumps(asdict(self), indent=1), encoding="utf-8")
+        path.write_text(json.dumps({"features": list(FEATURES), **asdict(self)}, indent=1), encoding="utf-8")
         return path
 
     @classmethod
@@ -91,19 +128,31 @@ class Abstainer:
             return cls()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+            fitted = data.get("features")
+        except (ValueError, AttributeError) as exc:
+            raise ValueError(f"{path}: not an abstention calibration ({exc}); {RECALIBRATE}") from None
+        if fitted != list(FEATURES):  # weights for other signals would score nonsense, not fail
+            was = ", ".join(map(str, fitted)) if isinstance(fitted, list) else "an older version's"
+            raise ValueError(
+                f"{path}: fitted on {was} signals, not this version's ({', '.join(FEATURES)}); {RECALIBRATE}"
+            )
+        try:
             return cls(list(map(float, data["weights"])), float(data["bias"]), float(data["threshold"]),
                        str(data.get("fitted_on", "")))  # fmt: skip
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(
-                f"{path}: not an abstention calibration ({exc}); delete it or recalibrate"
-            ) from None
+            raise ValueError(f"{path}: not an abstention calibration ({exc}); {RECALIBRATE}") from None
 
 
 def fit(
     x: Sequence[Sequence[float]], answerable: Sequence[bool], l2: float = 1e-2
 ) -> tuple[list[float], float]:
-    """Logistic regression by Newton's method (three features: no library needed); returns (w, b)."""
-    data = np.hstack([np.asarray(x, dtype=float), np.ones((len(x), 1))])
+    """Logistic regression by Newton's method (a few features: no library needed); returns (w, b)
+    on the features as given. It is fitted on standardised features, so the penalty weighs each
+    signal alike whatever its unit (cosines, BM25 ratios, log counts), then mapped back."""
+    raw = np.asarray(x, dtype=float)
+    mean, scale = raw.mean(axis=0), raw.std(axis=0)
+    scale[scale == 0] = 1.0  # a constant signal: left as it is (its weight stays 0)
+    data = np.hstack([(raw - mean) / scale, np.ones((len(x), 1))])
     y = np.asarray(answerable, dtype=float)
     beta = np.zeros(data.shape[1])
     for _ in range(50):
@@ -114,7 +163,8 @@ def fit(
         beta -= step
         if np.abs(step).max() < 1e-8:
             break
-    return [float(v) for v in beta[:-1]], float(beta[-1])
+    weights = beta[:-1] / scale
+    return [float(v) for v in weights], float(beta[-1] - weights @ mean)
 
 
 def threshold_for(

@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evidenceqa.answer.abstain import FEATURES, Abstainer, features, fit, threshold_for
+from evidenceqa.answer.abstain import FEATURES, Abstainer, Judgement, features, fit, threshold_for
 from evidenceqa.answer.pipeline import Answer
+from evidenceqa.bench.gaps import auc
 from evidenceqa.bench.retrieval import Question, question_filters
 from evidenceqa.retrieval import Retriever
 
@@ -37,10 +38,14 @@ class AbstentionScores:
     gaps_abstained: float  # recall of abstention: gap questions abstained on
     false_abstentions: float  # answerable questions abstained on
     precision: float  # abstentions that were on gap questions
+    # p(answerable) ranks an answerable question above a gap one: the quality of the model whatever
+    # the threshold; None for the uncalibrated floor, which has no probabilities.
+    auc: float | None
 
     def row(self, label: str) -> list[str]:
         return [label, f"{self.gap_questions:,}", f"{self.answerable_questions:,}", f"{self.gaps_abstained:.1%}",
-                f"{self.false_abstentions:.1%}", f"{self.precision:.1%}"]  # fmt: skip
+                f"{self.false_abstentions:.1%}", f"{self.precision:.1%}",
+                "–" if self.auc is None else f"{self.auc:.3f}"]  # fmt: skip
 
 
 ABSTENTION_HEADERS = [
@@ -50,6 +55,7 @@ ABSTENTION_HEADERS = [
     "Gaps abstained",
     "False abstentions",
     "Precision",
+    "AUC",
 ]
 
 
@@ -79,7 +85,8 @@ def calibrate(fitting: Sequence[Sample], max_false_abstention: float, source: st
 
 
 def evaluate(model: Abstainer, held_out: Sequence[Sample]) -> AbstentionScores:
-    decisions = [(_abstains(model, s), s.answerable) for s in held_out]
+    judgements = [_judge(model, s) for s in held_out]
+    decisions = [(j.abstain, s.answerable) for j, s in zip(judgements, held_out, strict=True)]
     gaps = [abstained for abstained, answerable in decisions if not answerable]
     answerable = [abstained for abstained, ok in decisions if ok]
     abstained = [ok for done, ok in decisions if done]
@@ -89,11 +96,17 @@ def evaluate(model: Abstainer, held_out: Sequence[Sample]) -> AbstentionScores:
         gaps_abstained=_share(gaps),
         false_abstentions=_share(answerable),
         precision=_share([not ok for ok in abstained]),
+        auc=_auc(judgements, held_out) if model.weights is not None else None,
     )
 
 
-def _abstains(model: Abstainer, sample: Sample) -> bool:
-    return model.decide(sample.signals if sample.found else None).abstain
+def _judge(model: Abstainer, sample: Sample) -> Judgement:
+    return model.decide(sample.signals if sample.found else None)
+
+
+def _auc(judgements: Sequence[Judgement], samples: Sequence[Sample]) -> float:
+    scored = [(j.p_answerable or 0.0, s.answerable) for j, s in zip(judgements, samples, strict=True)]
+    return auc([p for p, ok in scored if ok], [p for p, ok in scored if not ok])
 
 
 def _share(flags: Sequence[bool]) -> float:

@@ -275,7 +275,7 @@ def abstention(
         bench_answers.evaluate(Abstainer(), held_out).row("uncalibrated floor"),
         bench_answers.evaluate(model, held_out).row(f"calibrated (≤ {max_false:.0%} false on the fit half)"),
     ]
-    emit(bench_answers.ABSTENTION_HEADERS, table, markdown_output, [False] + [True] * 5,
+    emit(bench_answers.ABSTENTION_HEADERS, table, markdown_output, [False] + [True] * 6,
          f"abstention on the odd questions of {benchmark.stem}'s content-gap set")  # fmt: skip
     if write:
         err.print(f"calibration: {model.save(settings.home)}")
