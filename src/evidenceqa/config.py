@@ -58,6 +58,14 @@ class Settings(BaseSettings):
     fusion: Literal["rrf", "weighted"] = "weighted"
     rrf_k: int = Field(60, ge=1)
     fusion_depth: int = Field(100, ge=1, le=10000)
+    # Dense search is exact below `ann_min_chunks`; from there LanceDB trains an IVF_HNSW_SQ index
+    # (0: always exact). The probe settings trade recall for speed; the defaults were chosen on the
+    # 328k-chunk scale library (docs/performance.md: ~0.98 recall@10 against exact search).
+    ann_min_chunks: int = Field(100_000, ge=0)
+    ann_partition_chunks: int = Field(5000, ge=100)  # rows per IVF partition at training time
+    ann_nprobes: int = Field(16, ge=1)
+    ann_ef: int = Field(200, ge=1)
+    ann_refine_factor: int = Field(2, ge=1)  # re-rank this many × k candidates by exact cosine
     # Weight of the dense retriever: a number from 0 to 1, "rules" (the seed's query rules) or
     # "learned" (per query class, from the benchmark-chosen table `alpha.json` in the data home).
     alpha: str = "0.3"

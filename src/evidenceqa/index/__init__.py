@@ -37,9 +37,11 @@ def open_backend(
     """
     name = name or settings.backend
     if name == "lancedb":
-        from evidenceqa.index.lancedb import LanceDBBackend
+        from evidenceqa.index.lancedb import AnnParams, LanceDBBackend
 
-        return LanceDBBackend(settings.index_path, dim, table=space)
+        ann = AnnParams(settings.ann_min_chunks, settings.ann_partition_chunks, settings.ann_nprobes,
+                        settings.ann_ef, settings.ann_refine_factor)  # fmt: skip
+        return LanceDBBackend(settings.index_path, dim, table=space, ann=ann)
     if name == "milvus":
         from evidenceqa.index.milvus import MilvusBackend
 
