@@ -11,7 +11,7 @@ ADAPTED := $(BENCH_HOME)/adapted-minilm
 HOLDOUT := $(foreach b,covidqa-dev medquad-sample pubmedqa nq-open,--holdout $(SHARED)/benchmarks/$(b).jsonl)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: run test install lint format clean docs bench-home adapted-model
+.PHONY: run test install lint format clean docs bench-home adapted-model performance
 
 run: $(STAMP)
 	$(BIN)/evidenceqa ingest data/sample/library data/sample/files
@@ -56,3 +56,7 @@ $(ADAPTED)/adapt.json: | bench-home
 # Every generated figure in docs/ (an hour or more from nothing; minutes once the homes exist).
 docs: bench-home adapted-model
 	$(BIN)/python scripts/update_docs.py
+
+# docs/performance.md alone: the 300k-chunk scale library built from nothing, then every benchmark on it.
+performance: $(STAMP)
+	$(BIN)/python scripts/update_docs.py docs/performance.md

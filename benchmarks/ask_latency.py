@@ -3,7 +3,7 @@
 Every question is answered without the answer cache (a cache hit would measure only the lookup),
 then the same questions again with it. The embedding cache starts empty, so no evidence sentence
 was embedded before (answering embeds each candidate sentence once, then remembers it). Prints a
-Markdown table of p50 / p95 per stage. Example:
+Markdown table of p50 / p95 per stage (`--record FILE` also saves them as JSON). Example:
 
     .venv/bin/python benchmarks/ask_latency.py --home .evidenceqa-bench \
         --questions ../shared/data/benchmarks/covidqa-dev.jsonl --limit 100
@@ -17,7 +17,7 @@ import platform
 import tempfile
 from pathlib import Path
 
-from search_latency import WARM_UP, percentile
+from search_latency import WARM_UP, percentile, write_record
 
 from evidenceqa import markdown
 from evidenceqa.bench.retrieval import read_questions
@@ -35,6 +35,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--questions", type=Path, required=True)
     parser.add_argument("--limit", type=int, default=100)
+    parser.add_argument("--record", type=Path, help="Also save the figures as JSON here.")
     args = parser.parse_args()
     questions = [q.question for q in read_questions(args.questions, args.limit + WARM_UP)]
     with (
@@ -47,13 +48,16 @@ def main() -> None:
         timed = [answerer.ask(q).timings_ms for q in questions[WARM_UP:]]
         cached = [answerer.ask(q).timings_ms["total"] for q in questions[WARM_UP:]]
         generator = answerer.generator.name
-    rows = [[stage, f"{percentile([t.get(stage, 0.0) for t in timed], 0.5):.1f}",
-             f"{percentile([t.get(stage, 0.0) for t in timed], 0.95):.1f}"] for stage in STAGES]  # fmt: skip
-    rows.append(["total, answer cached", f"{percentile(cached, 0.5):.1f}", f"{percentile(cached, 0.95):.1f}"])
+    stages = {stage: [t.get(stage, 0.0) for t in timed] for stage in STAGES} | {
+        "total, answer cached": cached
+    }
+    figures = {stage: {"p50": percentile(v, 0.5), "p95": percentile(v, 0.95)} for stage, v in stages.items()}
+    rows = [[stage, f"{f['p50']:.1f}", f"{f['p95']:.1f}"] for stage, f in figures.items()]
     print(markdown.table(["Stage", "p50 ms", "p95 ms"], rows, [False, True, True]), end="")
     print(
         f"\n{len(timed)} questions · {generator} · {platform.machine()}, {len(os.sched_getaffinity(0))} cores\n"
     )
+    write_record(args.record, figures)
 
 
 if __name__ == "__main__":

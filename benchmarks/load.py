@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from search_latency import percentile, write_record
 
 from evidenceqa import markdown
 from evidenceqa.bench.retrieval import read_questions
@@ -60,11 +61,6 @@ class Results:
             self.latencies[kind].append((time.perf_counter() - started) * 1000)
             if error:
                 self.errors.append(f"{kind}: {error}")
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
 def rss_mb(pid: int) -> float:
@@ -226,12 +222,14 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, help="benchmark JSONL to draw questions from")
     parser.add_argument("--limit", type=int, default=200, help="questions taken from --questions")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--record", type=Path, help="also save the figures as JSON here")
     args = parser.parse_args()
     questions = (
         [q.question for q in read_questions(args.questions, args.limit)] if args.questions else QUESTIONS
     )
     summary = run(args.home, args.users, args.seconds, args.think_s, questions)
     print(json.dumps(summary, indent=1) if args.json else report(summary), end="\n" if args.json else "")
+    write_record(args.record, summary)
 
 
 if __name__ == "__main__":

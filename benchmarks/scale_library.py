@@ -11,7 +11,7 @@ Identical text embeds to identical vectors, so the embedding cache embeds each c
 Example:
 
     .venv/bin/python benchmarks/scale_library.py --library ../shared/data/library --copies 7 \
-        --out .evidenceqa-scale/library
+        --out .evidenceqa-scale-library
 """
 
 from __future__ import annotations

@@ -1,27 +1,32 @@
 """Search latency and memory over an ingested, indexed library (a benchmark, not a test).
 
 Runs benchmark questions through the retriever after a warm-up and prints a Markdown table, per
-search mode,
-p50 / p95 of the whole search and of its stages (query embedding, engine search), plus the
-process's resident memory. Example:
+search mode, p50 / p95 of the whole search, of the search without the query embedding (parsing,
+engine search, fusion, fetching the chunks), of the engine search alone and of the query embedding,
+plus the process's resident memory. `--year-min` filters every search (the temporal questions'
+path: a pre-filter inside the engine). `--record FILE` also saves the figures as JSON for
+benchmarks/targets.py. Example:
 
     .venv/bin/python benchmarks/search_latency.py --home .evidenceqa-bench \
-        --questions ../shared/data/benchmarks/covidqa-dev.jsonl --limit 300
+        --questions ../shared/data/benchmarks/covidqa-dev.jsonl --limit 300 --year-min 2010
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
 import statistics
 from pathlib import Path
+from typing import Any
 
 from evidenceqa import markdown
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.engine import Engine
+from evidenceqa.index.base import Filters
 
 WARM_UP = 10
 
@@ -38,20 +43,38 @@ def rss_mb() -> float:
     return 0.0
 
 
-def measure(engine: Engine, questions: list[str], mode: str) -> list[object]:
+def write_record(path: Path | None, data: dict[str, Any]) -> None:
+    """Save what a benchmark measured as JSON (for benchmarks/targets.py); nothing without a path."""
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def measure(engine: Engine, questions: list[str], mode: str, filters: Filters) -> dict[str, float]:
+    """The first WARM_UP questions only warm up: measured questions never hit the query-vector memory."""
     retriever = engine.retriever()
-    for question in questions[:WARM_UP]:
-        retriever.search(question, mode=mode)
-    stages: dict[str, list[float]] = {"total": [], "embed": [], "search": []}
+    warm_up, questions = questions[:WARM_UP], questions[WARM_UP:]
+    for question in warm_up:
+        retriever.search(question, mode=mode, filters=filters)
+    stages: dict[str, list[float]] = {"total": [], "retrieval": [], "embed": [], "search": []}
     for question in questions:
-        timings = retriever.search(question, mode=mode).timings_ms
+        timings = retriever.search(question, mode=mode, filters=filters).timings_ms
+        timings["retrieval"] = timings["total"] - timings.get("embed", 0.0)
         for stage, values in stages.items():
             values.append(timings.get(stage, 0.0))
-    row: list[object] = [mode, len(questions)]
-    for stage in ("total", "search", "embed"):
-        row += [f"{percentile(stages[stage], 0.5):.1f}", f"{percentile(stages[stage], 0.95):.1f}"]
-    row.append(f"{statistics.mean(stages['total']):.1f}")
-    return row
+    stats = {
+        f"{stage}_p{q}": percentile(values, q / 100) for stage, values in stages.items() for q in (50, 95)
+    }
+    return {"queries": len(questions), **stats, "total_mean": statistics.mean(stages["total"])}
+
+
+def table_row(mode: str, stats: dict[str, float]) -> list[object]:
+    cells = [
+        f"{stats[f'{stage}_p{q}']:.1f}"
+        for stage in ("total", "retrieval", "search", "embed")
+        for q in (50, 95)
+    ]
+    return [mode, int(stats["queries"]), *cells, f"{stats['total_mean']:.1f}"]
 
 
 def main() -> None:
@@ -63,14 +86,17 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=300)
     parser.add_argument("--backend", default=None)
     parser.add_argument("--modes", default="bm25,dense,hybrid")
+    parser.add_argument("--year-min", type=int, default=None, help="Only documents from this year on.")
+    parser.add_argument("--record", type=Path, help="Also save the figures as JSON here.")
     args = parser.parse_args()
+    filters = Filters(year_min=args.year_min)
     settings = load_settings(home=args.home, backend=args.backend)
-    questions = [q.question for q in read_questions(args.questions, args.limit)]
-    rows = []
+    questions = [q.question for q in read_questions(args.questions, args.limit + WARM_UP)]
+    measured = {}
     for mode in args.modes.split(","):
         # A fresh engine per mode: the embedder remembers recent questions, which would flatter later modes.
         with Engine.open(settings) as engine:
-            rows.append(measure(engine, questions, mode))
+            measured[mode] = measure(engine, questions, mode, filters)
             chunks = engine.backend.count()
             described = (
                 f"{chunks:,} chunks · backend {engine.backend.name} · embedder {engine.embedder.model_id}"
@@ -83,14 +109,19 @@ def main() -> None:
         "Queries",
         "p50 ms",
         "p95 ms",
+        "Without embedding p50",
+        "Without embedding p95",
         "Search p50",
         "Search p95",
         "Embed p50",
         "Embed p95",
         "Mean ms",
     ]
-    print(markdown.table(headers, rows, [False] + [True] * 8), end="")
-    print(f"\n{described} · {memory} · {platform.machine()}, {len(os.sched_getaffinity(0))} cores\n")
+    rows = [table_row(mode, stats) for mode, stats in measured.items()]
+    print(markdown.table(headers, rows, [False] + [True] * 10), end="")
+    scope = f" · every search filtered to year ≥ {args.year_min}" if args.year_min else ""
+    print(f"\n{described}{scope} · {memory} · {platform.machine()}, {len(os.sched_getaffinity(0))} cores\n")
+    write_record(args.record, {**measured, "chunks": chunks})
 
 
 if __name__ == "__main__":

@@ -161,7 +161,7 @@ class LanceDBBackend:
         if FTS_INDEX not in existing:
             self._table.create_index("terms", config=FTS_CONFIG, replace=True)
 
-    def _trained_rows(self) -> int | None:
+    def trained_rows(self) -> int | None:
         """Rows the vector index was trained on; None when there is none (search is exact)."""
         for index in self._table.list_indices():
             found = _ANN_NAME.match(index.name)
@@ -172,7 +172,7 @@ class LanceDBBackend:
     def _ensure_ann(self) -> None:
         """Train the vector index once the table is large enough, again once it has doubled."""
         rows = self._table.count_rows()
-        trained = self._trained_rows()
+        trained = self.trained_rows()
         if not self.ann.min_rows or rows < self.ann.min_rows or (trained and rows < 2 * trained):
             return
         stale = [ix.name for ix in self._table.list_indices() if _ANN_NAME.match(ix.name)]
@@ -245,7 +245,9 @@ class LanceDBBackend:
         if exact:
             builder = builder.bypass_vector_index()
         else:  # ignored while there is no vector index
-            builder = builder.nprobes(self.ann.nprobes).ef(self.ann.ef).refine_factor(self.ann.refine_factor)
+            # HNSW refuses an ef below the candidates it must return (k × the refine factor).
+            ef = max(self.ann.ef, k * self.ann.refine_factor)
+            builder = builder.nprobes(self.ann.nprobes).ef(ef).refine_factor(self.ann.refine_factor)
         sql = filter_sql(filters)
         if sql:
             builder = builder.where(sql, prefilter=True)

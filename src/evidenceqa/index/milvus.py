@@ -222,7 +222,9 @@ class MilvusBackend:
         )
         index = client.prepare_index_params()
         index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25", params=BM25_PARAMS)
-        # Exact search at this scale; the performance issue to come swaps in HNSW / AUTOINDEX here.
+        # Exact search. Milvus Lite builds HNSW only with faiss-cpu installed, and its time goes to
+        # its pure-Python BM25 anyway (docs/performance.md); a server deployment at millions of
+        # chunks would want HNSW here, which could not be measured without a server.
         index.add_index("vector", index_type="FLAT", metric_type="COSINE")
         # Strong consistency: a search sees every write before it (Milvus's default is Bounded).
         client.create_collection(self.collection, schema=schema, consistency_level="Strong")

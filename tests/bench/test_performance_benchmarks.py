@@ -1,0 +1,59 @@
+"""The performance benchmarks' plumbing: scale copies, a build's record, and the targets read from records."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO, SAMPLE
+
+BENCHMARKS = REPO / "benchmarks"
+
+
+def script(name: str, *args: str, env: dict[str, str] | None = None) -> str:
+    command = [sys.executable, str(BENCHMARKS / name), *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_scale_copies_keep_the_text_and_move_ids_and_years(tmp_path: Path) -> None:
+    script("scale_library.py", "--library", str(SAMPLE / "library"), "--copies", "3", "--out", str(tmp_path))
+    texts = [gzip.decompress((tmp_path / f"copy-{n}.jsonl.gz").read_bytes()).decode() for n in range(3)]
+    copies = [[json.loads(line) for line in text.splitlines()] for text in texts]
+    originals, second = copies[0], copies[2]
+    assert len(originals) == len(second) > 0
+    for doc, copy in zip(originals, second, strict=True):
+        assert copy["doc_id"] == f"{doc['doc_id']}-copy2"
+        assert copy["sections"] == doc["sections"] and copy["title"] == doc["title"]
+        assert copy["year"] == (doc["year"] - 2 if isinstance(doc["year"], int) else doc["year"])
+
+
+def test_a_build_record_decides_its_target_and_missing_records_are_not_met(
+    tmp_path: Path, models_dir: Path
+) -> None:
+    records = tmp_path / "records"
+    env = {**os.environ, "EVIDENCEQA_MODELS_DIR": str(models_dir)}
+    home = tmp_path / "home"
+    home.mkdir()
+    refused = subprocess.run([sys.executable, str(BENCHMARKS / "build_speed.py"), "--home", str(home),
+                              str(SAMPLE / "library")], capture_output=True, text=True, env=env)  # fmt: skip
+    assert refused.returncode != 0 and "pass --fresh" in refused.stderr
+    out = script("build_speed.py", "--home", str(home), "--fresh", str(SAMPLE / "library"),
+                 "--record", str(records / "build-speed.json"), env=env)  # fmt: skip
+    record = json.loads((records / "build-speed.json").read_text())
+    assert 0 < record["embedded"] <= record["chunks"]  # an empty cache: every distinct text embedded
+    assert f"{record['chunks']:,} chunks" in out
+    # A fabricated fast record for the scale library: met; everything else was never measured.
+    (records / "build-scale.json").write_text(json.dumps({"chunks": 300_001}))
+    table = script("targets.py", "--records", str(records))
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
+    assert rows["Scale library size"].rstrip().endswith("| met |")
+    throughput = rows["Ingest throughput, default embedder, cold cache"]
+    assert f"{record['index_chunks_per_s']:,.1f} chunks/s" in throughput
+    assert "not measured" in rows["Offline ask, end to end, scale library: p95"]
+    assert "| met |" not in rows["Offline ask, end to end, scale library: p95"]
