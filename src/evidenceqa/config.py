@@ -106,6 +106,10 @@ class Settings(BaseSettings):
     # there are no users yet; Secure session cookies (None: when the request came over https).
     admin_email: str = "admin@localhost"
     session_secure_cookies: bool | None = None
+    # Answers the web app writes at once. Searches run one at a time on the thread that owns the
+    # catalogue (milliseconds each); writing an answer — seconds of waiting on a hosted LLM — runs
+    # on its own pool, so one clinician's answer does not queue behind another's.
+    web_answer_threads: int = Field(8, ge=1, le=256)
 
     # Reliability (docs/reliability.md): bounds on untrusted input and on abuse, and what an outage does.
     # A file to ingest may hold, and a .gz may decompress to, at most this much (a zip bomb stops here).

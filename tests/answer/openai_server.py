@@ -23,6 +23,7 @@ from pydantic import SecretStr
 
 from evidenceqa.config import Settings
 
+HOLD_S = 10.0
 _OPENAI_PATH = "/v1/chat/completions"
 _AZURE_PATH = re.compile(r"/openai/deployments/(?P<deployment>[^/]+)/chat/completions")
 
@@ -39,6 +40,9 @@ class Reply:
     delay_s: float = 0.0  # silence before the response starts
     stall_s: float = 0.0  # silence after the first delta
     error_event: bool = False  # end the stream with an {"error": …} event after the deltas (vLLM does)
+    # Answer only once this many requests are in flight at the same time (at most HOLD_S): shows
+    # whether a client sends its requests concurrently. Each wait's outcome goes to `OpenAIServer.held`.
+    together: int = 0
 
 
 def answer(*deltas: str, usage: tuple[int, int] | None = (120, 30)) -> Reply:
@@ -73,7 +77,14 @@ class OpenAIServer:
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[Request] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
+    held: list[bool] = field(default_factory=list)  # per `together` reply: were enough requests in flight
+    in_flight: int = 0
+    arrivals: threading.Condition = field(default_factory=threading.Condition)
     _httpd: ThreadingHTTPServer | None = None
+
+    def wait_together(self, count: int) -> None:
+        with self.arrivals:
+            self.held.append(self.arrivals.wait_for(lambda: self.in_flight >= count, timeout=HOLD_S))
 
     @property
     def url(self) -> str:
@@ -104,6 +115,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         owner: OpenAIServer = self.server.owner
+        with owner.arrivals:
+            owner.in_flight += 1
+            owner.arrivals.notify_all()
+        try:
+            self._serve(owner)
+        finally:
+            with owner.arrivals:
+                owner.in_flight -= 1
+
+    def _serve(self, owner: OpenAIServer) -> None:
         owner.requests.append(recorded(self))
         parts = urlsplit(self.path)
         azure = _AZURE_PATH.fullmatch(parts.path)
@@ -112,6 +133,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not owner.replies:  # a 400, which no client retries, so the test fails at once
             return self._json(400, _error_body("test server: no scripted reply left"))
         reply = owner.replies.popleft()
+        if reply.together:
+            owner.wait_together(reply.together)
         try:
             if owner.stopping.wait(reply.delay_s):
                 self.close_connection = True

@@ -4,6 +4,7 @@ server of tests/answer, speaking the real wire protocol), on SQLite."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from fastapi import FastAPI
@@ -12,7 +13,7 @@ from fastapi.testclient import TestClient
 from evidenceqa.config import Settings
 from evidenceqa.store import conversations_of, create_user, list_users
 from evidenceqa.web.app import create_app
-from tests.answer.openai_server import OpenAIServer, answer, failure, llm_settings
+from tests.answer.openai_server import OpenAIServer, Reply, answer, failure, llm_settings
 from tests.web.conftest import PASSWORD, SHAVE, Client, logged_in, server_events, store_of
 
 
@@ -80,3 +81,25 @@ def test_a_failed_generation_is_an_error_event_and_stores_nothing(
                           headers={"X-CSRF-Token": alice.csrf})  # fmt: skip
     assert response.status_code == 502 and "401" in response.json()["detail"]
     assert _conversations(app) == before  # no empty conversation left behind
+
+
+def test_answers_wait_on_the_llm_at_the_same_time(llm: OpenAIServer, alice: Client) -> None:
+    """Two clinicians' answers both reach the LLM before either is back: none queues behind another."""
+    held = len(llm.held)
+    text = ("Shaving the incision site increased infection after spinal surgery [1].",)
+    llm.script(
+        Reply(deltas=text, usage=(120, 30), together=2), Reply(deltas=text, usage=(120, 30), together=2)
+    )
+    questions = [  # not asked before in this module: a cached answer would not reach the LLM
+        "Does shaving the skin before spinal surgery raise the infection rate?",
+        "Does shaving before spinal surgery raise the rate of postoperative infection?",
+    ]
+
+    def ask(question: str) -> int:
+        return alice.post(
+            "/api/ask", json={"question": question}, headers={"X-CSRF-Token": alice.csrf}
+        ).status_code
+
+    with ThreadPoolExecutor(2) as pool:
+        assert list(pool.map(ask, questions)) == [200, 200]
+    assert llm.held[held:] == [True, True]

@@ -56,6 +56,17 @@ class Answer:
         return cls(**values)
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A question searched and not yet answered: what `Answerer.finish` needs to write the answer."""
+
+    question: str
+    response: SearchResponse
+    version: int
+    cache_key: str | None  # None: the answer is not to be cached
+    started: float
+
+
 @dataclass
 class Answerer:
     settings: Settings
@@ -73,6 +84,22 @@ class Answerer:
         on_delta: Callable[[str], None] | None = None,
         use_cache: bool = True,
     ) -> Answer:
+        found = self.prepare(question, filters, k, on_delta, use_cache)
+        return found if isinstance(found, Answer) else self.finish(found, on_delta)
+
+    def prepare(
+        self,
+        question: str,
+        filters: Filters | None = None,
+        k: int | None = None,
+        on_delta: Callable[[str], None] | None = None,
+        use_cache: bool = True,
+    ) -> Answer | Pending:
+        """The cached answer, or the search an answer is to be written from.
+
+        Split from `finish` so that a server can search on the thread that owns the catalogue and
+        write answers (an LLM's seconds of waiting) on other threads, many at once.
+        """
         started = time.perf_counter()
         # Cleaned before the cache key and the record: what is stored is what was searched.
         question = clean_question(question, self.settings.max_question_chars)
@@ -84,11 +111,15 @@ class Answerer:
         if cached is not None:
             return self._from_cache(cached, started, on_delta)
         response = self.retriever.search(question, k=k or self.settings.evidence_k, filters=filters)
-        answer = self._answer(question, response, version, on_delta)
-        answer.timings_ms["total"] = _ms_since(started)
+        return Pending(question, response, version, key if use_cache else None, started)
+
+    def finish(self, pending: Pending, on_delta: Callable[[str], None] | None = None) -> Answer:
+        """Write, check and cache the answer; touches no catalogue, so any thread may run it."""
+        answer = self._answer(pending.question, pending.response, pending.version, on_delta)
+        answer.timings_ms["total"] = _ms_since(pending.started)
         # A stand-in for a failed LLM is not kept: once it is back, its own answer is wanted.
-        if use_cache and answer.generator == self.generator.name:
-            self.cache.set(key, answer.to_dict(), self.settings.cache_ttl_s)
+        if pending.cache_key and answer.generator == self.generator.name:
+            self.cache.set(pending.cache_key, answer.to_dict(), self.settings.cache_ttl_s)
         return answer
 
     def _answer(

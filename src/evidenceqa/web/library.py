@@ -1,8 +1,10 @@
-"""The data home as the web app uses it: one Engine and its Answerer, driven from one thread.
+"""The data home as the web app uses it: one Engine, its searches on one thread, answers on a pool.
 
 The catalogue's SQLite connection may only be used by the thread that opened it, so the engine is
-opened, used and closed on a dedicated worker thread; request handlers await its results. Answers
-are therefore produced one at a time, while the event loop keeps serving everything else.
+opened, used and closed on a dedicated worker thread, and every search and catalogue read runs
+there (milliseconds each); request handlers await its results. Writing an answer needs no catalogue
+(`Answerer.finish`), so it runs on a pool of `web_answer_threads`: answers that wait on an LLM
+overlap instead of queueing, while the event loop keeps serving everything else.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import TypeVar
 
 from evidenceqa.answer.base import Citation
-from evidenceqa.answer.pipeline import Answer, Answerer
+from evidenceqa.answer.pipeline import Answer, Answerer, Pending
 from evidenceqa.catalogue import Catalogue
 from evidenceqa.config import Settings
 from evidenceqa.engine import Engine
@@ -30,16 +32,20 @@ class Library:
     engine: Engine
     answerer: Answerer
     retriever: Retriever
-    executor: ThreadPoolExecutor
+    executor: ThreadPoolExecutor  # the engine's own thread
+    writers: ThreadPoolExecutor  # answers being written
 
     @classmethod
     async def open(cls, settings: Settings) -> Library:
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidenceqa-engine")
+        writers = ThreadPoolExecutor(
+            max_workers=settings.web_answer_threads, thread_name_prefix="evidenceqa-answer"
+        )
 
         def build() -> Library:
             engine = Engine.open(settings)
             try:
-                return cls(engine, engine.answerer(), engine.retriever(), executor)
+                return cls(engine, engine.answerer(), engine.retriever(), executor, writers)
             except BaseException:
                 engine.close()
                 raise
@@ -48,6 +54,7 @@ class Library:
             return await asyncio.wrap_future(executor.submit(build))
         except BaseException:
             executor.shutdown()
+            writers.shutdown()
             raise
 
     async def run(self, work: Callable[[], T]) -> T:
@@ -56,11 +63,12 @@ class Library:
     async def ask(
         self, question: str, filters: Filters | None, on_delta: Callable[[str], None] | None
     ) -> tuple[Answer, list[CitationOut]]:
-        def work() -> tuple[Answer, list[CitationOut]]:
-            answer = self.answerer.ask(question, filters, on_delta=on_delta)
-            return answer, cited_passages(self.engine.catalogue, answer.citations)
+        found = await self.run(lambda: self.answerer.prepare(question, filters, on_delta=on_delta))
+        answer = found if isinstance(found, Answer) else await self._finish(found, on_delta)
+        return answer, await self.passages(answer.citations)
 
-        return await self.run(work)
+    async def _finish(self, pending: Pending, on_delta: Callable[[str], None] | None) -> Answer:
+        return await asyncio.wrap_future(self.writers.submit(self.answerer.finish, pending, on_delta))
 
     async def passages(self, citations: Sequence[Citation]) -> list[CitationOut]:
         return await self.run(lambda: cited_passages(self.engine.catalogue, citations))
@@ -96,6 +104,7 @@ class Library:
         )
 
     def close(self) -> None:
+        self.writers.shutdown()  # answers in progress finish first
         self.executor.submit(self.engine.close).result()
         self.executor.shutdown()
 
