@@ -80,11 +80,26 @@ class OpenAIServer:
     held: list[bool] = field(default_factory=list)  # per `together` reply: were enough requests in flight
     in_flight: int = 0
     arrivals: threading.Condition = field(default_factory=threading.Condition)
+    # One cell per held request: the most requests in flight at once since it arrived (a request
+    # that was answered meanwhile has still been in flight together with it).
+    peaks: list[list[int]] = field(default_factory=list)
     _httpd: ThreadingHTTPServer | None = None
 
-    def wait_together(self, count: int) -> None:
+    def arrive(self) -> int:
+        """Count a request in; returns how many are in flight with it."""
         with self.arrivals:
-            self.held.append(self.arrivals.wait_for(lambda: self.in_flight >= count, timeout=HOLD_S))
+            self.in_flight += 1
+            for peak in self.peaks:
+                peak[0] = max(peak[0], self.in_flight)
+            self.arrivals.notify_all()
+            return self.in_flight
+
+    def wait_together(self, count: int, at_arrival: int) -> None:
+        with self.arrivals:
+            peak = [max(at_arrival, self.in_flight)]
+            self.peaks.append(peak)
+            self.held.append(self.arrivals.wait_for(lambda: peak[0] >= count, timeout=HOLD_S))
+            self.peaks.remove(peak)
 
     @property
     def url(self) -> str:
@@ -115,16 +130,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         owner: OpenAIServer = self.server.owner
-        with owner.arrivals:
-            owner.in_flight += 1
-            owner.arrivals.notify_all()
+        at_arrival = owner.arrive()
         try:
-            self._serve(owner)
+            self._serve(owner, at_arrival)
         finally:
             with owner.arrivals:
                 owner.in_flight -= 1
 
-    def _serve(self, owner: OpenAIServer) -> None:
+    def _serve(self, owner: OpenAIServer, at_arrival: int) -> None:
         owner.requests.append(recorded(self))
         parts = urlsplit(self.path)
         azure = _AZURE_PATH.fullmatch(parts.path)
@@ -134,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(400, _error_body("test server: no scripted reply left"))
         reply = owner.replies.popleft()
         if reply.together:
-            owner.wait_together(reply.together)
+            owner.wait_together(reply.together, at_arrival)
         try:
             if owner.stopping.wait(reply.delay_s):
                 self.close_connection = True
