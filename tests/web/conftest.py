@@ -19,6 +19,7 @@ from evidenceqa.engine import Engine
 from evidenceqa.ingest import Ingestor
 from evidenceqa.store import Store, accounts, create_user
 from evidenceqa.web.app import create_app
+from tests.answer.openai_server import OpenAIServer
 from tests.store.postgres import PostgresServer, start_postgres
 
 SCRIPT = "<script>alert(1)</script>"
@@ -77,6 +78,13 @@ def postgres() -> Iterator[PostgresServer]:
     server = start_postgres()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[OpenAIServer]:
+    """A local OpenAI-compatible server for a module's app that answers through an LLM."""
+    with OpenAIServer() as server:
+        yield server
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

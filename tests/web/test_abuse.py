@@ -216,12 +216,6 @@ def test_questions_reach_the_log_only_when_the_settings_say_so(
 
 
 @pytest.fixture(scope="module")
-def llm() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def llm_app(
     hostile_settings: Settings, llm: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[FastAPI]:

@@ -18,12 +18,6 @@ from tests.web.conftest import PASSWORD, SHAVE, Client, logged_in, server_events
 
 
 @pytest.fixture(scope="module")
-def llm() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(
     web_settings: Settings, llm: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[FastAPI]:

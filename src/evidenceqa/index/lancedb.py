@@ -161,21 +161,22 @@ class LanceDBBackend:
         if FTS_INDEX not in existing:
             self._table.create_index("terms", config=FTS_CONFIG, replace=True)
 
-    def trained_rows(self) -> int | None:
+    def _ann_indexes(self) -> list[str]:
+        return [ix.name for ix in self._table.list_indices() if _ANN_NAME.match(ix.name)]
+
+    def trained_rows(self, indexes: list[str] | None = None) -> int | None:
         """Rows the vector index was trained on; None when there is none (search is exact)."""
-        for index in self._table.list_indices():
-            found = _ANN_NAME.match(index.name)
-            if found:
-                return int(found.group(1))
-        return None
+        names = self._ann_indexes() if indexes is None else indexes
+        matches = (_ANN_NAME.match(name) for name in names)
+        return max((int(found.group(1)) for found in matches if found), default=None)
 
     def _ensure_ann(self) -> None:
         """Train the vector index once the table is large enough, again once it has doubled."""
         rows = self._table.count_rows()
-        trained = self.trained_rows()
+        stale = self._ann_indexes()
+        trained = self.trained_rows(stale)
         if not self.ann.min_rows or rows < self.ann.min_rows or (trained and rows < 2 * trained):
             return
-        stale = [ix.name for ix in self._table.list_indices() if _ANN_NAME.match(ix.name)]
         config = IvfHnswSq(distance_type="cosine", num_partitions=max(1, rows // self.ann.partition_rows))
         self._table.create_index("vector", config=config, replace=True, name=f"vector_ann_{rows}")
         for name in stale:
