@@ -15,6 +15,7 @@ from typing import Any
 
 from evidenceqa.bench.metrics import METRICS, QueryScores, Ranked, aggregate, gold_positions, score
 from evidenceqa.index.base import Filters
+from evidenceqa.jsonl import read_rows
 from evidenceqa.retrieval import Retriever, SearchMode
 
 LEVELS = ("document", "passage")
@@ -43,17 +44,10 @@ class Question:
 def read_questions(path: Path, limit: int | None = None) -> list[Question]:
     """Questions from a benchmark JSONL; a malformed row is an error naming the line."""
     questions = []
-    with path.open(encoding="utf-8") as stream:
-        for line_no, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                questions.append(Question.from_row(row))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}:{line_no}: not a benchmark row ({exc})") from None
-            if limit and len(questions) >= limit:
-                break
+    for question in read_rows(path, Question.from_row, "a benchmark row"):
+        questions.append(question)
+        if limit and len(questions) >= limit:
+            break
     return questions
 
 

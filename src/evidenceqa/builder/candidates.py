@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evidenceqa.builder.metadata import PRECISIONS, QUESTION_TYPES, Metadata
+from evidenceqa.jsonl import read_rows
 
 DECISIONS = ("accept", "edit", "reject")
 # How each pattern found its pair (docs/builder.md describes each one).
@@ -143,16 +144,7 @@ def write_candidates(path: Path, candidates: Iterable[Candidate]) -> int:
 
 def read_candidates(path: Path) -> list[Candidate]:
     """Candidates from a JSONL file; a malformed row is a ValueError naming its line."""
-    candidates = []
-    with path.open(encoding="utf-8") as stream:
-        for line_no, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                candidates.append(Candidate.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}:{line_no}: not a candidate row ({exc})") from None
-    return candidates
+    return list(read_rows(path, Candidate.from_dict, "a candidate row"))
 
 
 # ---- CSV for offline review ---------------------------------------------------------------------
