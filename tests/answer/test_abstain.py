@@ -17,12 +17,13 @@ from evidenceqa.answer.abstain import (
     fit,
     threshold_for,
 )
+from evidenceqa.embeddings import CachedEmbedder
 from evidenceqa.retrieval import SearchResponse, SearchResult
-from tests.answer.evidence import chunk
+from tests.answer.evidence import CHUNKS, chunk, real_embedder
 
 # Typical signals of an answerable question and of a content gap, one value per FEATURES entry.
-STRONG = [0.6, 2.0, 0.9, 0.8, 0.7, 1.1]
-WEAK = [0.3, 0.5, 0.4, 0.3, 0.1, 2.3]
+STRONG = [0.6, 2.0, 0.9, 0.8, 0.7, 1.1, 0.8, 0.7, 1.8]
+WEAK = [0.3, 0.5, 0.4, 0.3, 0.1, 2.3, 0.4, 0.4, 1.8]
 RECALIBRATE = "recalibrate with `evidenceqa bench abstention --write`"
 
 
@@ -67,41 +68,80 @@ def test_without_calibration_only_a_search_that_found_nothing_alike_abstains() -
     assert floor.decide({"dense_top": 0.5, "keyword_per_term": 0.0, "coverage": 0.0}).p_answerable is None
 
 
-def _response(texts: list[tuple[str, str]], terms: str, top: float, tenth: float) -> SearchResponse:
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory: pytest.TempPathFactory, models_dir: Path) -> CachedEmbedder:
+    return real_embedder(tmp_path_factory.mktemp("abstain"), models_dir)
+
+
+def _response(texts: list[tuple[str, str]], terms: str, top: float = 1.0, tenth: float = 1.0,
+              question: str = "q") -> SearchResponse:  # fmt: skip
     results = [
         SearchResult(rank, chunk(f"{doc}#{rank}", text, "", 2020, []), 1.0 / rank, {})
         for rank, (doc, text) in enumerate(texts, start=1)
     ]
-    return SearchResponse("q", "q", terms, "hybrid", {}, None, [], "general", 0.5, results,
+    return SearchResponse(question, question, terms, "hybrid", {}, None, [], "general", 0.5, results,
                           top_scores={"dense": 0.7, "keyword": top},
                           tenth_scores={"dense": 0.5, "keyword": tenth})  # fmt: skip
 
 
-def test_signals_of_a_search() -> None:
+def test_signals_of_a_search(embedder: CachedEmbedder) -> None:
     response = _response(
         [("a", "masks reduce droplets"), ("b", "droplets in wards"), ("a", "masks"), ("c", "transmission")],
         terms="mask reduc droplet transmiss",
         top=12.0,
         tenth=3.0,
     )
-    signals = features(response)
+    signals = features(response, embedder)
     assert list(signals) == list(FEATURES)
     assert signals["dense_top"] == 0.7 and signals["keyword_per_term"] == 3.0  # 12 over 4 terms
     # The top three chunks together hold 3 of the 4 terms; the best one alone, 3 of 4 too.
     assert signals["coverage"] == 0.75 and signals["best_chunk_coverage"] == 0.75
     assert signals["keyword_margin"] == pytest.approx(math.log(4.0))  # a clear winner: top = 4 × tenth
     assert signals["log_documents"] == pytest.approx(math.log(3))  # a, b, c
+    assert signals["log_terms"] == pytest.approx(math.log(5))  # 4 terms
+    # Fragments of under five words are no sentences an answer could quote.
+    assert signals["best_sentence_coverage"] == 0.0 and signals["best_sentence_cosine"] == 0.0
 
 
-def test_signals_when_one_chunk_holds_less_than_the_top_three_together() -> None:
+def test_signals_when_one_chunk_holds_less_than_the_top_three_together(embedder: CachedEmbedder) -> None:
     response = _response([("a", "masks"), ("b", "droplets")], terms="mask droplet", top=0.0, tenth=0.0)
-    signals = features(response)
+    signals = features(response, embedder)
     assert signals["coverage"] == 1.0 and signals["best_chunk_coverage"] == 0.5
     assert signals["keyword_margin"] == 0.0  # no BM25 match at all: no winner either
 
 
+QUESTION = "Does clipping rather than shaving reduce surgical site infection?"
+QUESTION_TERMS = "clip rather shave reduc surgic site infect"
+
+
+def test_a_sentence_that_states_the_answer_is_a_signal(embedder: CachedEmbedder) -> None:
+    hair, tranexamic, chlorhexidine = (CHUNKS[name].body for name in ("hair", "tranexamic", "chlorhexidine"))
+    stated = features(
+        _response([("h", hair), ("t", tranexamic)], QUESTION_TERMS, question=QUESTION), embedder
+    )
+    # Every term of the question is in one sentence ("… clipping rather than shaving with a razor
+    # reduces the risk of surgical site infection."), which also says what it asks.
+    assert stated["best_sentence_coverage"] == 1.0 and stated["best_sentence_cosine"] > 0.6
+    # Evidence on other perioperative questions: some words, no sentence that says it.
+    missed = features(
+        _response([("t", tranexamic), ("c", chlorhexidine)], QUESTION_TERMS, question=QUESTION), embedder
+    )
+    assert missed["best_sentence_coverage"] < 0.6
+    assert missed["best_sentence_cosine"] < stated["best_sentence_cosine"] - 0.2
+
+
+def test_sentences_are_compared_by_meaning_in_the_top_chunks_only(embedder: CachedEmbedder) -> None:
+    hair, tranexamic = CHUNKS["hair"].body, CHUNKS["tranexamic"].body
+    texts = [("t1", tranexamic), ("t2", tranexamic), ("t3", tranexamic), ("h", hair)]
+    fourth = features(_response(texts, QUESTION_TERMS, question=QUESTION), embedder)
+    first = features(_response(texts[::-1], QUESTION_TERMS, question=QUESTION), embedder)
+    # The term share counts every evidence sentence; the cosine, those an answer is mostly built from.
+    assert fourth["best_sentence_coverage"] == first["best_sentence_coverage"] == 1.0
+    assert fourth["best_sentence_cosine"] < first["best_sentence_cosine"] - 0.2
+
+
 def test_calibration_round_trips_with_the_signals_it_was_fitted_on(tmp_path: Path) -> None:
-    model = Abstainer([1.0, 2.0, 3.0, 0.5, -1.0, -0.5], -1.5, 0.42, "covidqa-dev")
+    model = Abstainer([1.0, 2.0, 3.0, 0.5, -1.0, -0.5, 1.5, 2.5, -0.2], -1.5, 0.42, "covidqa-dev")
     path = model.save(tmp_path)
     assert json.loads(path.read_text())["features"] == list(FEATURES)
     assert Abstainer.load(tmp_path) == model

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import random
 
-from evidenceqa.answer.abstain import FEATURES, Abstainer
+from evidenceqa.answer.abstain import FEATURES, Abstainer, threshold_for
 from evidenceqa.answer.base import Citation, Usage
 from evidenceqa.answer.pipeline import Answer
-from evidenceqa.bench.answers import Sample, by_answerability, calibrate, evaluate, halves, score_answer
+from evidenceqa.bench.answers import (
+    Sample,
+    _out_of_fold,
+    answer_in_evidence,
+    by_answerability,
+    calibrate,
+    evaluate,
+    halves,
+    left_out,
+    score_answer,
+)
 from evidenceqa.bench.retrieval import Question
+from evidenceqa.retrieval import SearchResponse, SearchResult
+from tests.answer.evidence import chunk
 
 
 def _samples(n: int, seed: int = 5) -> list[Sample]:
@@ -21,7 +33,7 @@ def _samples(n: int, seed: int = 5) -> list[Sample]:
                    "coverage": rng.gauss(centre + 0.2, 0.1)}  # fmt: skip
         # The other signals carry nothing here: the fit must not be thrown by uninformative ones.
         signals |= {name: rng.gauss(1.0, 0.3) for name in FEATURES if name not in signals}
-        found.append(Sample(str(i), answerable, signals, True))
+        found.append(Sample(str(i), answerable, signals, True, answerable))
     return found
 
 
@@ -38,8 +50,62 @@ def test_calibration_on_the_fit_half_holds_on_the_reported_half() -> None:
 
 def test_a_search_that_found_nothing_is_always_abstained_on() -> None:
     model = calibrate(_samples(90), 0.10, "")
-    scores = evaluate(model, [Sample("x", True, {}, False)])
+    scores = evaluate(model, [Sample("x", True, {}, False, False)])
     assert scores.false_abstentions == 1.0 and scores.precision == 0.0
+
+
+def test_verified_labels_leave_out_what_says_nothing_about_adequacy() -> None:
+    """An answerable question whose evidence misses the answer, and a gap question whose evidence
+    states it from another source, are neither counted as false abstentions nor as gaps."""
+    clean = _samples(300)
+    missed = [
+        Sample(f"m{i}", True, s.signals, True, False) for i, s in enumerate(clean[:60]) if not s.answerable
+    ]
+    elsewhere = [
+        Sample(f"e{i}", False, s.signals, True, True) for i, s in enumerate(clean[:60]) if s.answerable
+    ]
+    model = calibrate(clean[::2] + missed + elsewhere, 0.10, "synthetic")
+    as_held_out = evaluate(model, clean[1::2] + missed + elsewhere)
+    verified = evaluate(model, clean[1::2] + missed + elsewhere, verified=True)
+    assert verified == evaluate(model, clean[1::2], verified=True) == evaluate(model, clean[1::2])
+    assert as_held_out.answerable_questions == verified.answerable_questions + len(missed)
+    assert as_held_out.false_abstentions > verified.false_abstentions  # weak signals, abstained on
+    shares = {name: (count, share) for name, count, share in left_out(model, missed + elsewhere)}
+    assert shares["answerable, but the evidence misses the answer"][0] == str(len(missed))
+    assert shares["gap, but the evidence states the answer elsewhere"][0] == str(len(elsewhere))
+
+
+def test_the_threshold_is_read_off_probabilities_of_questions_not_fitted_on() -> None:
+    fitting = _samples(300)
+    x = [[s.signals[name] for name in FEATURES] for s in fitting]
+    y = [s.answerable for s in fitting]
+    held_apart = _out_of_fold(x, y, 5)
+    flipped = _out_of_fold(x, [not y[0], *y[1:]], 5)
+    # A question's probability comes from a model that never saw its label; the others' did see it.
+    assert flipped[0] == held_apart[0] and flipped[1] != held_apart[1]
+    assert calibrate(fitting, 0.10, "").threshold == threshold_for(held_apart, y, 0.10)
+
+
+def _found(*results: tuple[str, str]) -> SearchResponse:
+    hits = [
+        SearchResult(rank, chunk(cid, text, "", 2020, []), 1.0, {})
+        for rank, (cid, text) in enumerate(results, 1)
+    ]
+    return SearchResponse("q", "q", "q", "hybrid", {}, None, [], "general", 0.5, hits)
+
+
+def test_the_evidence_states_the_answer_when_a_gold_chunk_holds_a_span_or_a_review_says_so() -> None:
+    q = Question("7", "q", ["covidqa-1"], ["14 days", "up to two weeks after exposure"], {})
+    assert answer_in_evidence(q, _found(("covidqa-1#3", "Incubation lasts 14 days.")), {})
+    # The span in another document: only a long one is taken as the same statement.
+    assert not answer_in_evidence(q, _found(("pubmed-2#0", "Patients were followed for 14 days.")), {})
+    assert answer_in_evidence(q, _found(("pubmed-2#0", "Symptoms start up to two weeks after exposure.")), {})
+    # A gold document's chunk without a span does not answer; a reviewed chunk does.
+    assert not answer_in_evidence(q, _found(("covidqa-1#4", "Methods."), ("medquad-9#1", "Two weeks.")), {})
+    assert answer_in_evidence(q, _found(("covidqa-1#4", "Methods."), ("medquad-9#1", "Two weeks.")),
+                              {"7": "medquad-9#1"})  # fmt: skip
+    # Without spans (pubmedqa), any chunk of a gold document.
+    assert answer_in_evidence(Question("8", "q", ["pubmed-9"], [], {}), _found(("pubmed-9#2", "Yes.")), {})
 
 
 def _answer(text: str, doc_ids: list[str], abstained: bool = False) -> Answer:

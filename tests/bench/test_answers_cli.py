@@ -58,6 +58,22 @@ def test_abstention_is_fitted_on_one_half_reported_on_the_other_and_saved(setup:
     assert saved["features"] == list(FEATURES) and len(saved["weights"]) == len(FEATURES)
     assert saved["fitted_on"] == "tiny.jsonl (even questions), seed 13"
     assert "| – |" in result.stdout  # the floor has no probabilities to rank by
+    # Verified labels (the evidence states the answer or not), both ways round, and what they leave out.
+    assert "| calibrated (≤ 10% false on the fit half) | verified |" in result.stdout
+    assert "| the same, fitted on the odd half, reported on the even | verified |" in result.stdout
+    assert "| answerable, but the evidence misses the answer |" in result.stdout
+    assert "| gap, but the evidence states the answer elsewhere |" in result.stdout
+
+
+def test_a_review_that_is_not_one_is_named_and_nothing_is_saved(setup: tuple[Path, Path]) -> None:
+    home, bench = setup
+    review = bench.with_name("review.jsonl")
+    review.write_text('{"query_id": "clipping-0", "verdict": "yes"}\n', encoding="utf-8")
+    (home / CALIBRATION_FILE).unlink(missing_ok=True)
+    result = run(home, "bench", "abstention", "--benchmark", str(bench), "--review", str(review), "--write")
+    assert result.returncode == 2
+    assert f"{review}:1: not a review verdict (verdict 'yes' is not one of" in result.stderr
+    assert not (home / CALIBRATION_FILE).exists()
 
 
 def test_answers_reports_a_benchmark_and_both_halves_of_its_gap_set(setup: tuple[Path, Path]) -> None:

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from evidenceqa.analytics.metrics import is_failure
 from evidenceqa.analytics.rows import Exchange
 from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.embeddings.base import Embedder
 from evidenceqa.engine import Engine
 from evidenceqa.query import parse_temporal
 from evidenceqa.retrieval import Retriever, SearchResponse
@@ -89,8 +90,8 @@ def documents_of(response: SearchResponse, limit: int = DOCS_SHOWN) -> tuple[Fou
     return tuple(found.values())
 
 
-def probe(name: str, response: SearchResponse, abstainer: Abstainer) -> Probe:
-    judgement = abstainer.judge(response)
+def probe(name: str, response: SearchResponse, abstainer: Abstainer, embedder: Embedder) -> Probe:
+    judgement = abstainer.judge(response, embedder)
     on_topic = judgement.signals.get("coverage", 0.0) >= MIN_COVERAGE
     return Probe(
         name=name,
@@ -152,14 +153,13 @@ class Diagnoser:
 
     def probes(self, question: str) -> list[Probe]:
         search = self.retriever.search
+        searches = {
+            "re-run": search(question, k=self.evidence_k),
+            "wider": search(question, k=self.wide_k, temporal=False),
+            "document level": search(question, k=self.wide_k, level="document", temporal=False),
+        }
         return [
-            probe("re-run", search(question, k=self.evidence_k), self.abstainer),
-            probe("wider", search(question, k=self.wide_k, temporal=False), self.abstainer),
-            probe(
-                "document level",
-                search(question, k=self.wide_k, level="document", temporal=False),
-                self.abstainer,
-            ),
+            probe(name, found, self.abstainer, self.retriever.embedder) for name, found in searches.items()
         ]
 
     def diagnose(self, x: Exchange) -> Diagnosis:

@@ -9,10 +9,15 @@ signals that compare across questions:
   misses exactly those);
 - whether one source stands out: the keyword list's top score over its tenth (an answerable
   question tends to have a clear winner, a gap question many middling near-misses), and how many
-  distinct documents the top results come from (a gap question's scatter across many).
+  distinct documents the top results come from (a gap question's scatter across many);
+- whether one sentence says it: the best share of the question's terms in a single sentence of the
+  evidence, and the best cosine between the question and a sentence of the top chunks (an answer
+  is stated in a sentence; a near-miss spreads the question's words over a passage);
+- how much the question asks: the number of its terms (a long specific question is missed more
+  easily than a short one, so the same coverage means less).
 A logistic model over them is fitted on a content-gap set (questions whose source article is held
-out of the search) against answerable questions, with the threshold chosen for a target
-false-abstention rate; it is stored, with the signals it was fitted on, as `abstention.json` in
+out of the search), labelled by whether the evidence states the answer (`evidenceqa.bench.answers`),
+with the threshold chosen for a target false-abstention rate; it is stored, with the signals it was fitted on, as `abstention.json` in
 the data home. Without one, a conservative floor applies: abstain only when neither retriever
 found anything resembling the question.
 """
@@ -28,6 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from evidenceqa.analysis import terms
+from evidenceqa.answer.extractive import answerable_sentences
+from evidenceqa.embeddings.base import Embedder
 from evidenceqa.retrieval import SearchResponse
 
 FEATURES = (
@@ -37,6 +44,9 @@ FEATURES = (
     "best_chunk_coverage",
     "keyword_margin",
     "log_documents",
+    "best_sentence_coverage",
+    "best_sentence_cosine",
+    "log_terms",
 )
 CALIBRATION_FILE = "abstention.json"
 RECALIBRATE = "recalibrate with `evidenceqa bench abstention --write`"
@@ -46,10 +56,12 @@ SPREAD_DEPTH = 10  # the results a reader is shown: how many sources they come f
 FLOOR_COSINE = 0.2
 
 
-def features(response: SearchResponse) -> dict[str, float]:
+def features(response: SearchResponse, embedder: Embedder) -> dict[str, float]:
     wanted = set(response.keyword_terms.split())
     chunks = [set(terms(result.chunk.text)) & wanted for result in response.results[:COVERAGE_DEPTH]]
     documents = {result.chunk.doc_id for result in response.results[:SPREAD_DEPTH]}
+    # The sentences an extractive answer could be made of, per evidence chunk.
+    sentences = [[s.text for s in answerable_sentences(r.chunk.body)] for r in response.results]
     return {
         "dense_top": response.top_scores.get("dense", 0.0),
         "keyword_per_term": response.top_scores.get("keyword", 0.0) / max(1, len(wanted)),
@@ -60,7 +72,22 @@ def features(response: SearchResponse) -> dict[str, float]:
         ),
         # A log: one more source matters among few, hardly among many.
         "log_documents": math.log(max(1, len(documents))),
+        "best_sentence_coverage": max(
+            (_share(set(terms(text)) & wanted, wanted) for chunk in sentences for text in chunk), default=0.0
+        ),
+        "best_sentence_cosine": _best_cosine(
+            embedder, response.query_text, [text for chunk in sentences[:COVERAGE_DEPTH] for text in chunk]
+        ),
+        "log_terms": math.log(1 + len(wanted)),
     }
+
+
+def _best_cosine(embedder: Embedder, question: str, sentences: list[str]) -> float:
+    """The question's best cosine with one of the sentences (embeddings are cached: an extractive
+    answer then reuses them)."""
+    if not sentences:
+        return 0.0
+    return float((embedder.embed(sentences) @ embedder.embed_query(question)).max())
 
 
 def _share(found: set[str], wanted: set[str]) -> float:
@@ -100,8 +127,8 @@ class Abstainer:
         z = self.bias + sum(w * signals[name] for w, name in zip(self.weights, FEATURES, strict=True))
         return 1.0 / (1.0 + math.exp(-z))
 
-    def judge(self, response: SearchResponse) -> Judgement:
-        return self.decide(features(response) if response.results else None)
+    def judge(self, response: SearchResponse, embedder: Embedder) -> Judgement:
+        return self.decide(features(response, embedder) if response.results else None)
 
     def decide(self, signals: dict[str, float] | None) -> Judgement:
         """From a search's signals; None when it found nothing at all, which is always abstained on."""

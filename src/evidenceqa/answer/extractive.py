@@ -160,11 +160,11 @@ def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
     return [
         _Candidate(rank, item.n, index, sentence.text, frozenset(terms(sentence.text)))
         for rank, item in enumerate(evidence)
-        for index, sentence in enumerate(_answerable(item.chunk.body))
+        for index, sentence in enumerate(answerable_sentences(item.chunk.body))
     ]
 
 
-def _answerable(body: str) -> list[BodySentence]:
+def answerable_sentences(body: str) -> list[BodySentence]:
     """The sentences of a chunk body that could stand in an answer: not in a caption or a reference
     entry, not a heading, citation debris or a fragment."""
     sentences = body_sentences(body)

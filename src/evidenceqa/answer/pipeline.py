@@ -128,7 +128,7 @@ class Answerer:
         timings = {name: ms for name, ms in response.timings_ms.items() if name != "total"}
         clock = time.perf_counter()
         evidence = [Evidence(r.rank, r.chunk, r.score) for r in response.results]
-        judgement = self.abstainer.judge(response)
+        judgement = self.abstainer.judge(response, self.retriever.embedder)
         if judgement.abstain:
             draft = abstention(self.generator.name)
             if on_delta:

@@ -20,15 +20,47 @@ from evidenceqa.answer.abstain import FEATURES, Abstainer, Judgement, features, 
 from evidenceqa.answer.pipeline import Answer
 from evidenceqa.bench.gaps import auc
 from evidenceqa.bench.retrieval import Question, question_filters
-from evidenceqa.retrieval import Retriever
+from evidenceqa.retrieval import Retriever, SearchResponse
+
+# A gold span this long found word for word in another document's chunk means that chunk states
+# the answer too; shorter spans ("3", "bats") turn up anywhere.
+MIN_SPAN_WORDS = 3
 
 
 @dataclass(frozen=True)
 class Sample:
     query_id: str
-    answerable: bool
+    answerable: bool  # its gold documents stayed in the library
     signals: dict[str, float]
     found: bool  # the search returned anything at all
+    # Whether the evidence an answer would be written from states the answer (`answer_in_evidence`).
+    in_evidence: bool
+
+    @property
+    def label(self) -> bool | None:
+        """Verified: True when the evidence holds the answer of an answerable question, False when a
+        gap question's evidence does not; None for the two kinds that say nothing about adequacy."""
+        if self.answerable == self.in_evidence:
+            return self.answerable
+        return None
+
+
+def answer_in_evidence(question: Question, response: SearchResponse, answering: dict[str, str]) -> bool:
+    """Whether a chunk of the evidence states the question's answer: a gold document's chunk with a
+    gold span (any chunk of it when the benchmark has no spans), another chunk with a long gold span
+    word for word, or the chunk a review found to answer it (`answering`: query_id → chunk_id)."""
+    spans = [span.lower() for span in question.gold_passages]
+    long_spans = [span for span in spans if len(span.split()) >= MIN_SPAN_WORDS]
+    for result in response.results:
+        text = result.chunk.text.lower()
+        if result.chunk.doc_id in question.gold_doc_ids and (not spans or any(s in text for s in spans)):
+            return True
+        if (
+            any(span in text for span in long_spans)
+            or answering.get(question.query_id) == result.chunk.chunk_id
+        ):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -42,14 +74,15 @@ class AbstentionScores:
     # the threshold; None for the uncalibrated floor, which has no probabilities.
     auc: float | None
 
-    def row(self, label: str) -> list[str]:
-        return [label, f"{self.gap_questions:,}", f"{self.answerable_questions:,}", f"{self.gaps_abstained:.1%}",
-                f"{self.false_abstentions:.1%}", f"{self.precision:.1%}",
+    def row(self, label: str, labels: str) -> list[str]:
+        return [label, labels, f"{self.gap_questions:,}", f"{self.answerable_questions:,}",
+                f"{self.gaps_abstained:.1%}", f"{self.false_abstentions:.1%}", f"{self.precision:.1%}",
                 "–" if self.auc is None else f"{self.auc:.3f}"]  # fmt: skip
 
 
 ABSTENTION_HEADERS = [
     "Rule",
+    "Labels",
     "Gap questions",
     "Answerable",
     "Gaps abstained",
@@ -59,34 +92,62 @@ ABSTENTION_HEADERS = [
 ]
 
 
-def samples(retriever: Retriever, rows: Sequence[dict[str, Any]], on_row: Callable[[], None] = lambda: None,
-            k: int = 10) -> list[Sample]:  # fmt: skip
-    """Each content-gap row searched as an answer would be (its held-out documents excluded)."""
+def samples(retriever: Retriever, rows: Sequence[dict[str, Any]], k: int, answering: dict[str, str],
+            on_row: Callable[[], None] = lambda: None) -> list[Sample]:  # fmt: skip
+    """Each content-gap row searched as an answer would be (`k` = the evidence an answer gets, its
+    held-out documents excluded), with whether that evidence states the answer."""
     found = []
     for row in rows:
         question = Question.from_row(row)
         response = retriever.search(question.question, k=k, filters=question_filters(question))
         found.append(
-            Sample(row["query_id"], row["meta"]["answerable"], features(response), bool(response.results))
+            Sample(
+                question.query_id,
+                bool(row["meta"]["answerable"]),
+                features(response, retriever.embedder),
+                bool(response.results),
+                answer_in_evidence(question, response, answering),
+            )
         )
         on_row()
     return found
 
 
-def calibrate(fitting: Sequence[Sample], max_false_abstention: float, source: str) -> Abstainer:
-    """A logistic model of answerability on `fitting`, with the threshold that abstains on at most
-    `max_false_abstention` of its answerable questions."""
-    x = [[s.signals[name] for name in FEATURES] for s in fitting]
-    weights, bias = fit(x, [s.answerable for s in fitting])
+def calibrate(
+    fitting: Sequence[Sample], max_false_abstention: float, source: str, folds: int = 5
+) -> Abstainer:
+    """A logistic model of adequacy on the verified samples of `fitting`, with the threshold that
+    abstains on at most `max_false_abstention` of its adequate ones. The threshold is read off
+    out-of-fold probabilities: in-sample ones flatter the fit, and the budget was then overspent
+    on new questions."""
+    labelled = [s for s in fitting if s.label is not None]
+    x = [[s.signals[name] for name in FEATURES] for s in labelled]
+    y = [bool(s.label) for s in labelled]
+    weights, bias = fit(x, y)
     model = Abstainer(weights, bias, 0.5, source)
-    probabilities = [model.probability(s.signals) or 0.0 for s in fitting]
-    model.threshold = threshold_for(probabilities, [s.answerable for s in fitting], max_false_abstention)
+    model.threshold = threshold_for(_out_of_fold(x, y, folds), y, max_false_abstention)
     return model
 
 
-def evaluate(model: Abstainer, held_out: Sequence[Sample]) -> AbstentionScores:
-    judgements = [_judge(model, s) for s in held_out]
-    decisions = [(j.abstain, s.answerable) for j, s in zip(judgements, held_out, strict=True)]
+def _out_of_fold(x: list[list[float]], y: list[bool], folds: int) -> list[float]:
+    """Each sample's probability from a model fitted without its fold (fold = position mod folds)."""
+    probabilities = [0.0] * len(x)
+    for fold in range(folds):
+        inside = [i for i in range(len(x)) if i % folds != fold]
+        weights, bias = fit([x[i] for i in inside], [y[i] for i in inside])
+        model = Abstainer(weights, bias)
+        for i in range(fold, len(x), folds):
+            probabilities[i] = model.probability(dict(zip(FEATURES, x[i], strict=True))) or 0.0
+    return probabilities
+
+
+def evaluate(model: Abstainer, held_out: Sequence[Sample], verified: bool = False) -> AbstentionScores:
+    """Abstentions against the content-gap set's labels as held out (answerable = its gold documents
+    stayed), or `verified` ones (answerable = the evidence states the answer; gap = it does not)."""
+    kept = [(s, s.label if verified else s.answerable) for s in held_out]
+    kept = [(s, answerable) for s, answerable in kept if answerable is not None]
+    judgements = [_judge(model, s) for s, _ in kept]
+    decisions = [(j.abstain, bool(ok)) for j, (_, ok) in zip(judgements, kept, strict=True)]
     gaps = [abstained for abstained, answerable in decisions if not answerable]
     answerable = [abstained for abstained, ok in decisions if ok]
     abstained = [ok for done, ok in decisions if done]
@@ -96,16 +157,34 @@ def evaluate(model: Abstainer, held_out: Sequence[Sample]) -> AbstentionScores:
         gaps_abstained=_share(gaps),
         false_abstentions=_share(answerable),
         precision=_share([not ok for ok in abstained]),
-        auc=_auc(judgements, held_out) if model.weights is not None else None,
+        auc=_auc(judgements, [ok for _, ok in kept]) if model.weights is not None else None,
     )
+
+
+LEFT_OUT_HEADERS = ["Left out of the verified labels", "Questions", "Abstained"]
+
+
+def left_out(model: Abstainer, held_out: Sequence[Sample]) -> list[list[str]]:
+    """The questions verified labels leave out, and how often they were abstained on: answerable
+    ones whose evidence misses the answer (abstaining is the better outcome there), gap ones whose
+    evidence states it from another source (answering is)."""
+    kinds = [
+        ("answerable, but the evidence misses the answer", True),
+        ("gap, but the evidence states the answer elsewhere", False),
+    ]
+    rows = []
+    for name, answerable in kinds:
+        group = [s for s in held_out if s.answerable == answerable and s.label is None]
+        rows.append([name, f"{len(group):,}", f"{_share([_judge(model, s).abstain for s in group]):.1%}"])
+    return rows
 
 
 def _judge(model: Abstainer, sample: Sample) -> Judgement:
     return model.decide(sample.signals if sample.found else None)
 
 
-def _auc(judgements: Sequence[Judgement], samples: Sequence[Sample]) -> float:
-    scored = [(j.p_answerable or 0.0, s.answerable) for j, s in zip(judgements, samples, strict=True)]
+def _auc(judgements: Sequence[Judgement], answerable: Sequence[bool]) -> float:
+    scored = [(j.p_answerable or 0.0, ok) for j, ok in zip(judgements, answerable, strict=True)]
     return auc([p for p, ok in scored if ok], [p for p, ok in scored if not ok])
 
 

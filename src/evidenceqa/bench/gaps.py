@@ -9,6 +9,11 @@ an index without them, except that BM25's corpus statistics still count them.
 
 It is the input for calibrating abstention (the Answering issue): how well does the best
 retrieval score tell a gap question from an answerable one?
+
+Holding an article out does not take its facts out of the library: another article, or an NIH
+page, may state the same answer. A review of a gap set (`read_review`) records, per gap question,
+whether the evidence that remains states the answer, with the chunk and the sentence that does;
+abstention's verified labels (`bench.answers`) count such a question as answered, not as a gap.
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from evidenceqa.bench.retrieval import Question
+from evidenceqa.jsonl import read_rows
 
 # The content-gap set every command builds unless told otherwise: abstention is calibrated on it
 # and answers are scored on it, so they must agree.
@@ -46,6 +53,32 @@ def build(questions: list[Question], fraction: float = FRACTION, seed: int = SEE
             }
         )
     return rows
+
+
+# A reviewer's verdicts on a gap question's evidence; only "answered" changes a label.
+VERDICTS = ("answered", "partly", "not_answered", "ill_posed")
+
+
+def read_review(path: Path) -> dict[str, str]:
+    """The chunks a review found to state a gap question's answer: query_id → chunk_id.
+
+    Each line: {"query_id", "verdict" (one of VERDICTS), "chunk_id" and "quote" (the chunk's
+    sentence that answers; required for "answered"), "reason"}. A malformed line is an error that
+    names it."""
+    verdicts = read_rows(path, _answering_chunk, "a review verdict")
+    return dict(verdict for verdict in verdicts if verdict is not None)
+
+
+def _answering_chunk(row: dict[str, Any]) -> tuple[str, str] | None:
+    """(query_id, chunk_id) of an "answered" verdict; None for the others."""
+    verdict = row["verdict"]
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
+    if verdict != "answered":
+        return None
+    if not row.get("chunk_id") or not row.get("quote"):
+        raise ValueError("an answered verdict names the chunk_id and quotes its sentence")
+    return str(row["query_id"]), str(row["chunk_id"])
 
 
 def auc(positives: list[float], negatives: list[float]) -> float:
