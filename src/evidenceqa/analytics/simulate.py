@@ -17,19 +17,20 @@ document is cited further down, Acceptable for "I don't know" to a question with
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from evidenceqa.config import Settings
+from evidenceqa.jsonl import read_rows
 from evidenceqa.store import create_user
 
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
@@ -45,21 +46,11 @@ class PilotQuestion:
 
 def read_questions(path: Path, limit: int | None = None) -> list[PilotQuestion]:
     """JSONL rows with `question` and optionally `query_id` and `gold_doc_ids` (a benchmark file)."""
-    questions = []
-    # Split on newlines only: str.splitlines would also split inside strings at U+2028 and the like.
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            questions.append(
-                PilotQuestion(str(row["question"]), row.get("query_id"), tuple(row.get("gold_doc_ids") or ()))
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}:{number}: not a question row ({exc})") from None
-        if limit is not None and len(questions) == limit:
-            break
-    return questions
+    return list(islice(read_rows(path, _pilot_question, "a question row"), limit or None))
+
+
+def _pilot_question(row: dict[str, Any]) -> PilotQuestion:
+    return PilotQuestion(str(row["question"]), row.get("query_id"), tuple(row.get("gold_doc_ids") or ()))
 
 
 def mix(

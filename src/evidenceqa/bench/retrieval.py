@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +44,7 @@ class Question:
 
 def read_questions(path: Path, limit: int | None = None) -> list[Question]:
     """Questions from a benchmark JSONL; a malformed row is an error naming the line."""
-    questions = []
-    for question in read_rows(path, Question.from_row, "a benchmark row"):
-        questions.append(question)
-        if limit and len(questions) >= limit:
-            break
-    return questions
+    return list(islice(read_rows(path, Question.from_row, "a benchmark row"), limit or None))
 
 
 def question_filters(q: Question, scope: tuple[str, ...] = ()) -> Filters:
