@@ -96,7 +96,7 @@ def test_a_hash_made_with_old_parameters_is_upgraded_at_login(
 def test_an_inactive_user_cannot_log_in_or_use_a_session_or_token(store: Store) -> None:
     user = create_user(store, "a@example.org", "A", PASSWORD)
     cookie, _ = start_session(store, user)
-    token = create_api_token(store, user, "script")
+    _, token = create_api_token(store, user, "script")
     set_active(store, user, False)
     assert authenticate(store, "a@example.org", PASSWORD) is None
     assert session_user(store, cookie) is None
@@ -197,12 +197,13 @@ def test_purging_removes_only_expired_sessions(store: Store, clock: Clock) -> No
 
 def test_api_tokens_store_only_a_hash(store: Store, clock: Clock) -> None:
     user = create_user(store, "a@example.org", "A", PASSWORD)
-    raw = create_api_token(store, user, " nightly export ")
+    record, raw = create_api_token(store, user, " nightly export ")
     assert raw.startswith("eqa_") and len(raw) > 40
     row = _stored(store, ApiToken)[0]
     assert row.token_hash == hashlib.sha256(raw.encode()).hexdigest()
     assert raw not in repr(row.__dict__)  # nowhere in the row
     assert (row.name, row.user_id, row.last_used_at) == ("nightly export", user.id, None)
+    assert (record.id, record.name) == (row.id, "nightly export")  # the record returned is the one stored
     clock.advance(minutes=5)
     found = token_user(store, raw)
     assert found is not None and found.id == user.id
@@ -211,10 +212,17 @@ def test_api_tokens_store_only_a_hash(store: Store, clock: Clock) -> None:
     assert token_user(store, row.token_hash) is None  # the stored hash is not itself a token
 
 
+def test_an_api_token_needs_a_name(store: Store) -> None:
+    user = create_user(store, "n@example.org", "N", PASSWORD)
+    with pytest.raises(AccountError, match="an API token needs a name"):
+        create_api_token(store, user, "   ")
+    assert _stored(store, ApiToken) == []
+
+
 def test_api_tokens_are_listed_and_revoked_by_their_owner(store: Store) -> None:
     ann = create_user(store, "ann@example.org", "Ann", PASSWORD)
     bob = create_user(store, "bob@example.org", "Bob", PASSWORD)
-    raw = create_api_token(store, ann, "script")
+    _, raw = create_api_token(store, ann, "script")
     [token] = api_tokens_of(store, ann)
     assert api_tokens_of(store, bob) == []
     assert not revoke_api_token(store, bob, token.id)

@@ -119,7 +119,7 @@ def test_each_user_gets_a_limited_rate_of_answers(hostile_app: FastAPI, clock: C
     assert limited.json()["detail"] == "too many questions: at most 3 a minute; try again in 60 s"
     assert _ask(alice, CEFAZOLIN, stream=True).status_code == 429  # the chat's stream too
     user = next(u for u in list_users(store_of(hostile_app)) if u.email == "alice@example.org")
-    token = create_api_token(store_of(hostile_app), user, "script")
+    _, token = create_api_token(store_of(hostile_app), user, "script")
     by_token = TestClient(hostile_app).post("/api/ask", json={"question": CEFAZOLIN},
                                             headers={"Authorization": f"Bearer {token}"})  # fmt: skip
     assert by_token.status_code == 429  # the limit is the user's, however they come in
@@ -244,7 +244,7 @@ def test_secrets_never_reach_the_log(
         llm.script(answer("Cefazolin before incision reduced infection [1]."))
         assert _ask(carol, CEFAZOLIN).status_code == 200
         user = next(u for u in list_users(store_of(llm_app)) if u.email == "carol@example.org")
-        api_token = create_api_token(store_of(llm_app), user, "script")
+        _, api_token = create_api_token(store_of(llm_app), user, "script")
         llm.script(failure(500, f"bad upstream, key {KEY}"), failure(500, f"bad upstream, key {KEY}"))
         failed = TestClient(llm_app).post("/api/ask", json={"question": "Is shaving before spinal surgery safe?"},
                                           headers={"Authorization": f"Bearer {api_token}"})  # fmt: skip

@@ -122,7 +122,7 @@ def test_cookie_posts_need_the_csrf_token_and_api_tokens_do_not(app: FastAPI, al
 def conversations_token(app: FastAPI) -> str:
     from evidenceqa.store import create_api_token
 
-    return create_api_token(store_of(app), _user(app, "alice@example.org"), "script")
+    return create_api_token(store_of(app), _user(app, "alice@example.org"), "script")[1]
 
 
 def test_login_sets_a_safe_cookie_and_logout_ends_the_session(app: FastAPI, anonymous: TestClient) -> None:

@@ -221,14 +221,18 @@ def purge_expired_sessions(store: Store) -> int:
         return result.rowcount
 
 
-def create_api_token(store: Store, user: User, name: str) -> str:
-    """A token for scripts (`Authorization: Bearer …`); returned once, only its hash is kept."""
+def create_api_token(store: Store, user: User, name: str) -> tuple[ApiToken, str]:
+    """A token for scripts (`Authorization: Bearer …`): its record, and the token itself, which is
+    returned only now (only its hash is kept). `name` says what uses it, so it can be revoked."""
+    name = name.strip()
+    if not name:
+        raise AccountError("an API token needs a name: what will use it?")
     raw = API_TOKEN_PREFIX + secrets.token_urlsafe(32)
     with store.transaction() as session:
-        session.add(
-            ApiToken(user_id=user.id, name=name.strip(), token_hash=token_hash(raw), created_at=store.now())
-        )
-    return raw
+        token = ApiToken(user_id=user.id, name=name, token_hash=token_hash(raw), created_at=store.now())
+        session.add(token)
+        session.flush()  # its id, for the caller to show and revoke by
+    return token, raw
 
 
 def token_user(store: Store, raw: str) -> User | None:

@@ -203,3 +203,24 @@ class InviteOut(BaseModel):
     email: str
     url: str = Field(description="The one-time link to send the invitee; shown only now.")
     days: int
+
+
+class TokenIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(
+        min_length=1, max_length=200, description="What will use the token, to know what to revoke."
+    )
+
+
+class TokenOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+class NewTokenOut(TokenOut):
+    token: str = Field(description="Send it as `Authorization: Bearer <token>`; shown only now.")
