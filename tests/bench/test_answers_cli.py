@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evidenceqa.answer.abstain import CALIBRATION_FILE, FEATURES
+from evidenceqa.answer.abstain import CALIBRATION_FILE, FEATURES, Abstainer
 from tests.conftest import write_library
 from tests.test_cli import run
 
@@ -89,6 +89,32 @@ def test_answers_reports_a_benchmark_and_both_halves_of_its_gap_set(setup: tuple
     assert set(rows) == {"tiny", "tiny gap set (answerable)", "tiny gap set (content gaps)"}
     assert "| extractive | 16 |" in rows["tiny"]
     assert "| 0.0% |" in rows["tiny gap set (content gaps)"]  # their gold is held out: no hit possible
+
+
+def _cells(stdout: str, name: str) -> list[str]:
+    line = next(line for line in stdout.splitlines() if line.startswith(f"| {name} |"))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_answers_says_which_abstentions_cost_a_hit(setup: tuple[Path, Path]) -> None:
+    """Every question abstained on (a calibration that never answers): each abstention costs a hit
+    exactly where the answer without the check hits."""
+    home, bench = setup
+    (home / CALIBRATION_FILE).unlink(missing_ok=True)
+    floor = _cells(run(home, "bench", "answers", "--benchmark", str(bench), "--markdown").stdout, "tiny")
+    never = Abstainer([0.0] * len(FEATURES), -50.0, 0.5, "never answers")
+    never.save(home)
+    try:
+        result = run(home, "bench", "answers", "--benchmark", str(bench), "--markdown")
+    finally:
+        (home / CALIBRATION_FILE).unlink()
+    assert result.returncode == 0, result.stderr
+    headers = [cell.strip() for cell in result.stdout.splitlines()[0].strip("|").split("|")]
+    row = dict(zip(headers, _cells(result.stdout, "tiny"), strict=True))
+    assert row["Answer hit rate"] == "0.0%" and row["Abstained"] == "100.0%"
+    floor_row = dict(zip(headers, floor, strict=True))
+    assert floor_row["Answer hit rate"] not in ("0.0%", "100.0%")  # some hits, some misses: a real test
+    assert row["Abstentions that cost a hit"] == floor_row["Answer hit rate"]
 
 
 def test_answers_needs_something_to_answer(setup: tuple[Path, Path]) -> None:

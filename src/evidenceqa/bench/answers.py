@@ -5,19 +5,21 @@ the odd ones, so no reported figure was tuned on. Answer quality, per the Answer
 - covidqa-style (gold spans): an answer "hits" when it contains a gold answer span and cites a
   gold article — the success-rate proxy;
 - document-gold benchmarks (pubmedqa): whether the answer cites a gold document;
-- gap questions: the share abstained on; answerable ones: the share wrongly abstained on;
+- gap questions: the share abstained on; answerable ones: the share wrongly abstained on; and of
+  the abstentions, the share whose answer (written without the adequacy check) would have hit;
 - the share of answer sentences the citation check could not support (0 for extractive answers,
   which are verbatim).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from evidenceqa.answer.abstain import FEATURES, Abstainer, Judgement, features, fit, threshold_for
-from evidenceqa.answer.pipeline import Answer
+from evidenceqa.answer.pipeline import Answer, Answerer
 from evidenceqa.bench.gaps import auc
 from evidenceqa.bench.retrieval import Question, question_filters
 from evidenceqa.retrieval import Retriever, SearchResponse
@@ -203,6 +205,9 @@ class AnswerScore:
     abstained: bool
     sentences: int
     unsupported: int
+    # Abstained, though the answer written without the adequacy check would have been a hit: what
+    # abstention cost.
+    would_hit: bool = False
 
 
 def score_answer(question: Question, answer: Answer) -> AnswerScore:
@@ -213,16 +218,31 @@ def score_answer(question: Question, answer: Answer) -> AnswerScore:
                        len(answer.sentences), answer.unsupported)  # fmt: skip
 
 
-ANSWER_HEADERS = ["Benchmark", "Generator", "Questions", "Answer hit rate", "Abstained", "Sentences",
-                  "Unsupported sentences"]  # fmt: skip
+def answer_and_score(answerer: Answerer, question: Question) -> AnswerScore:
+    """The question answered as `ask` would (no cache) and scored; an abstention is answered again
+    without the adequacy check (the uncalibrated floor), to tell whether it cost a hit."""
+    filters = question_filters(question)
+    score = score_answer(question, answerer.ask(question.question, filters, use_cache=False))
+    if not score.abstained:
+        return score
+    unguarded = dataclasses.replace(answerer, abstainer=Abstainer())
+    return dataclasses.replace(
+        score,
+        would_hit=score_answer(question, unguarded.ask(question.question, filters, use_cache=False)).hit,
+    )
+
+
+ANSWER_HEADERS = ["Benchmark", "Generator", "Questions", "Answer hit rate", "Abstained",
+                  "Abstentions that cost a hit", "Sentences", "Unsupported sentences"]  # fmt: skip
 
 
 def answer_row(name: str, scores: Sequence[AnswerScore], generator: str) -> list[str]:
     sentences = sum(s.sentences for s in scores if not s.abstained)
     unsupported = sum(s.unsupported for s in scores if not s.abstained)
+    abstained = [s for s in scores if s.abstained]
     return [name, generator, f"{len(scores):,}", f"{_share([s.hit for s in scores]):.1%}",
-            f"{_share([s.abstained for s in scores]):.1%}", f"{sentences:,}",
-            f"{unsupported / sentences if sentences else 0.0:.1%}"]  # fmt: skip
+            f"{_share([s.abstained for s in scores]):.1%}", f"{_share([s.would_hit for s in abstained]):.1%}",
+            f"{sentences:,}", f"{unsupported / sentences if sentences else 0.0:.1%}"]  # fmt: skip
 
 
 def by_answerability(name: str, questions: list[Question]) -> list[tuple[str, list[Question]]]:

@@ -311,7 +311,8 @@ def answers(
     limit: Annotated[int | None, typer.Option(help="Only the first N questions of each.")] = None,
     markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
 ) -> None:
-    """Answer each question: hit rate (cites gold, contains a gold span), abstentions, unsupported sentences."""
+    """Answer each question: hit rate (cites gold, contains a gold span), abstentions and what they cost,
+    unsupported sentences."""
     try:
         sets = [(path.stem, bench_retrieval.read_questions(path, limit)) for path in benchmark or []]
         if gaps:
@@ -329,8 +330,7 @@ def answers(
             with progress_bar(f"{name} · answer", len(questions)) as bar:
                 scores = []
                 for q in questions:
-                    answer = answerer.ask(q.question, bench_retrieval.question_filters(q), use_cache=False)
-                    scores.append(bench_answers.score_answer(q, answer))
+                    scores.append(bench_answers.answer_and_score(answerer, q))
                     bar.advance(bar.task_ids[0])
             table.append(bench_answers.answer_row(name, scores, answerer.generator.name))
-    emit(bench_answers.ANSWER_HEADERS, table, markdown_output, [False, False] + [True] * 5, "answers")
+    emit(bench_answers.ANSWER_HEADERS, table, markdown_output, [False, False] + [True] * 6, "answers")
