@@ -13,9 +13,8 @@ the odd ones, so no reported figure was tuned on. Answer quality, per the Answer
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evidenceqa.answer.abstain import FEATURES, Abstainer, Judgement, features, fit, threshold_for
@@ -225,8 +224,8 @@ def answer_and_score(answerer: Answerer, question: Question) -> AnswerScore:
     score = score_answer(question, answerer.ask(question.question, filters, use_cache=False))
     if not score.abstained:
         return score
-    unguarded = dataclasses.replace(answerer, abstainer=Abstainer())
-    return dataclasses.replace(
+    unguarded = replace(answerer, abstainer=Abstainer())
+    return replace(
         score,
         would_hit=score_answer(question, unguarded.ask(question.question, filters, use_cache=False)).hit,
     )
