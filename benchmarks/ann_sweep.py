@@ -13,16 +13,14 @@ The settings' defaults (`ann_nprobes`, `ann_ef`, `ann_refine_factor`) come from 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import platform
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
-from search_latency import WARM_UP, percentile
+from search_latency import WARM_UP, percentile, question_arguments
 
 from evidenceqa import markdown
 from evidenceqa.bench.retrieval import read_questions
@@ -66,12 +64,7 @@ def row(label: str, latencies: list[float], found: list[list[Hit]], reference: l
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--home", type=Path, required=True)
-    parser.add_argument("--questions", type=Path, required=True)
-    parser.add_argument("--limit", type=int, default=100)
+    parser = question_arguments(__doc__, limit=100)
     args = parser.parse_args()
     with Engine.open(load_settings(home=args.home, backend="lancedb")) as engine:
         backend = engine.backend

@@ -11,13 +11,12 @@ Markdown table of p50 / p95 per stage (`--record FILE` also saves them as JSON).
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import tempfile
 from pathlib import Path
 
-from search_latency import WARM_UP, percentile, write_record
+from search_latency import WARM_UP, percentile, question_arguments, write_record
 
 from evidenceqa import markdown
 from evidenceqa.bench.retrieval import read_questions
@@ -29,12 +28,7 @@ STAGES = ("parse", "embed", "search", "fetch", "generate", "check", "total")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--home", type=Path, required=True)
-    parser.add_argument("--questions", type=Path, required=True)
-    parser.add_argument("--limit", type=int, default=100)
+    parser = question_arguments(__doc__, limit=100)
     parser.add_argument("--record", type=Path, help="Also save the figures as JSON here.")
     args = parser.parse_args()
     questions = [q.question for q in read_questions(args.questions, args.limit + WARM_UP)]

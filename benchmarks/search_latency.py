@@ -31,6 +31,16 @@ from evidenceqa.index.base import Filters
 WARM_UP = 10
 
 
+def question_arguments(doc: str | None, limit: int) -> argparse.ArgumentParser:
+    """A latency benchmark's command line: its docstring as help, the data home, the benchmark whose
+    questions are asked and how many of them are measured (after the warm-up)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--questions", type=Path, required=True)
+    parser.add_argument("--limit", type=int, default=limit)
+    return parser
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
@@ -78,12 +88,7 @@ def table_row(mode: str, stats: dict[str, float]) -> list[object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--home", type=Path, required=True)
-    parser.add_argument("--questions", type=Path, required=True)
-    parser.add_argument("--limit", type=int, default=300)
+    parser = question_arguments(__doc__, limit=300)
     parser.add_argument("--backend", default=None)
     parser.add_argument("--modes", default="bm25,dense,hybrid")
     parser.add_argument("--year-min", type=int, default=None, help="Only documents from this year on.")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, HTTPException, Request, Response, status
+from fastapi import APIRouter, Depends, Form, HTTPException, Request, Response, status
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -34,29 +34,39 @@ def _session_only(identity: Identity) -> Identity:
     return identity
 
 
+async def _api_session(identity: ApiUser) -> Identity:
+    return _session_only(identity)
+
+
+async def _page_session(identity: PageUser) -> Identity:
+    return _session_only(identity)
+
+
+ApiSession = Annotated[Identity, Depends(_api_session)]
+PageSession = Annotated[Identity, Depends(_page_session)]
+
+
 @router.get("/tokens", response_class=HTMLResponse, include_in_schema=False)
-async def tokens_page(request: Request, identity: PageUser) -> Response:
-    return await _page(request, _session_only(identity))
+async def tokens_page(request: Request, identity: PageSession) -> Response:
+    return await _page(request, identity)
 
 
 @router.post("/tokens", response_class=HTMLResponse, include_in_schema=False)
 async def make_token_page(
-    request: Request, identity: PageUser, name: Annotated[str, Form(max_length=200)]
+    request: Request, identity: PageSession, name: Annotated[str, Form(max_length=200)]
 ) -> Response:
     store = services_of(request).store
     try:
-        record, raw = await run_in_threadpool(
-            accounts.create_api_token, store, _session_only(identity).user, name
-        )
+        record, raw = await run_in_threadpool(accounts.create_api_token, store, identity.user, name)
     except accounts.AccountError as exc:
         return await _page(request, identity, status.HTTP_400_BAD_REQUEST, error=str(exc))
     return await _page(request, identity, status.HTTP_201_CREATED, new_token=raw, new_name=record.name)
 
 
 @router.post("/tokens/{token_id}/revoke", include_in_schema=False)
-async def revoke_token_page(request: Request, token_id: int, identity: PageUser) -> Response:
+async def revoke_token_page(request: Request, token_id: int, identity: PageSession) -> Response:
     store = services_of(request).store
-    if not await run_in_threadpool(accounts.revoke_api_token, store, _session_only(identity).user, token_id):
+    if not await run_in_threadpool(accounts.revoke_api_token, store, identity.user, token_id):
         return await _page(request, identity, status.HTTP_404_NOT_FOUND, error="No such token of yours.")
     return RedirectResponse("/tokens", status_code=status.HTTP_303_SEE_OTHER)
 
@@ -68,31 +78,27 @@ async def _page(request: Request, identity: Identity, status_code: int = 200, **
 
 
 @router.get("/api/tokens", response_model=list[TokenOut], tags=["tokens"])
-async def list_tokens(request: Request, identity: ApiUser) -> list[TokenOut]:
+async def list_tokens(request: Request, identity: ApiSession) -> list[TokenOut]:
     """The caller's API tokens (never the tokens themselves: only their hashes are kept)."""
-    found = await run_in_threadpool(
-        accounts.api_tokens_of, services_of(request).store, _session_only(identity).user
-    )
+    found = await run_in_threadpool(accounts.api_tokens_of, services_of(request).store, identity.user)
     return [TokenOut.model_validate(token) for token in found]
 
 
 @router.post("/api/tokens", response_model=NewTokenOut, status_code=status.HTTP_201_CREATED, tags=["tokens"])
-async def make_token(body: TokenIn, request: Request, identity: ApiUser) -> NewTokenOut:
+async def make_token(body: TokenIn, request: Request, identity: ApiSession) -> NewTokenOut:
     """A new token for scripts; the response is the only time it is shown."""
     store = services_of(request).store
     try:
-        record, raw = await run_in_threadpool(
-            accounts.create_api_token, store, _session_only(identity).user, body.name
-        )
+        record, raw = await run_in_threadpool(accounts.create_api_token, store, identity.user, body.name)
     except accounts.AccountError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     return NewTokenOut(**TokenOut.model_validate(record).model_dump(), token=raw)
 
 
 @router.delete("/api/tokens/{token_id}", status_code=status.HTTP_204_NO_CONTENT, tags=["tokens"])
-async def revoke_token(token_id: int, request: Request, identity: ApiUser) -> Response:
+async def revoke_token(token_id: int, request: Request, identity: ApiSession) -> Response:
     """Revoke one of the caller's tokens: requests with it are refused from now on."""
     store = services_of(request).store
-    if not await run_in_threadpool(accounts.revoke_api_token, store, _session_only(identity).user, token_id):
+    if not await run_in_threadpool(accounts.revoke_api_token, store, identity.user, token_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such token of yours")
     return Response(status_code=status.HTTP_204_NO_CONTENT)
