@@ -66,3 +66,37 @@ def test_deleting_a_document_deletes_its_chunks(tmp_path):
             catalogue.bump_version()
         assert {c.doc_id for c in catalogue.chunks()} == {"b"}
         assert [op for _, _, op in catalogue.changes_since(0)] == ["upsert", "upsert", "delete"]
+
+
+def test_term_statistics_follow_every_put_replace_and_delete(tmp_path):
+    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
+        with catalogue.transaction():
+            _put(catalogue, _doc("a", "Chlorhexidine prevents infection."))
+            _put(catalogue, _doc("b", "Hand hygiene prevents infection."))
+        # The overview chunks are not counted: content search never ranks them.
+        assert catalogue.term_frequencies(["infect", "chlorhexidin", "hand", "absent"]) == (
+            2,
+            {"infect": 2, "chlorhexidin": 1, "hand": 1},
+        )
+        with catalogue.transaction():
+            _put(catalogue, _doc("a", "Povidone iodine prevents infection."))  # replaced
+        assert catalogue.term_frequencies(["chlorhexidin", "povidon", "infect"]) == (
+            2,
+            {"povidon": 1, "infect": 2},
+        )
+        with catalogue.transaction():
+            catalogue.delete_document("b")
+        assert catalogue.term_frequencies(["hand", "infect"]) == (1, {"infect": 1})
+
+
+def test_a_catalogue_from_before_term_statistics_gets_them_counted(tmp_path):
+    path = tmp_path / "c.sqlite3"
+    with Catalogue(path) as catalogue, catalogue.transaction():
+        _put(catalogue, _doc("a", "Chlorhexidine prevents infection."))
+    db = sqlite3.connect(path)  # back to the schema before the term statistics
+    db.executescript(
+        "DROP TABLE term_df; DELETE FROM state WHERE key = 'term_chunks'; DELETE FROM _migrations WHERE number >= 3;"
+    )
+    db.close()
+    with Catalogue(path) as catalogue:
+        assert catalogue.term_frequencies(["chlorhexidin"]) == (1, {"chlorhexidin": 1})

@@ -4,6 +4,10 @@ The catalogue is the source of truth; search indexes are built from it and can b
 change is one transaction, so an interrupted ingest leaves the previous state. Each committed
 change bumps `index_version` and logs which documents changed, so an index can catch up
 incrementally and caches keyed by the version go stale at the right moment.
+
+It also keeps, in the same transactions, how many content chunks hold each analysed term (the
+document frequency BM25's idf is made of), so query-time signals can weigh a question's terms by
+their rarity in this library without asking the engine (evidenceqa.adaptive).
 """
 
 from __future__ import annotations
@@ -11,15 +15,26 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from evidenceqa.analysis import terms
 from evidenceqa.documents import Chunk, Document
 
-MIGRATIONS: list[str] = [
+# Chunks counted in the term statistics: the ones content search ranks (index.base.CONTENT_LEVELS).
+_COUNTED_LEVELS = ("section", "paragraph")
+
+
+def _count_all_terms(db: sqlite3.Connection) -> None:
+    """Migration 3's data step: the term statistics of a catalogue ingested before they existed."""
+    for (doc_id,) in db.execute("SELECT doc_id FROM documents").fetchall():
+        _count_terms(db, doc_id, +1)
+
+
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     """
     CREATE TABLE sources (
         path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, size INTEGER NOT NULL, format TEXT,
@@ -50,6 +65,11 @@ MIGRATIONS: list[str] = [
         abbr TEXT NOT NULL, long_form TEXT NOT NULL, PRIMARY KEY (doc_id, abbr, long_form));
     CREATE INDEX abbreviations_abbr ON abbreviations(abbr);
     """,
+    """
+    CREATE TABLE term_df (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+    INSERT INTO state VALUES ('term_chunks', '0');
+    """,
+    _count_all_terms,
 ]
 
 _DOC_COLUMNS = (
@@ -116,8 +136,11 @@ class Catalogue:
             if number in done:
                 continue
             with self.transaction():
-                for statement in filter(str.strip, script.split(";")):
-                    self.db.execute(statement)
+                if callable(script):
+                    script(self.db)
+                else:
+                    for statement in filter(str.strip, script.split(";")):
+                        self.db.execute(statement)
                 self.db.execute("INSERT INTO _migrations VALUES (?, ?)", (number, _now()))
 
     @contextmanager
@@ -210,6 +233,18 @@ class Catalogue:
             mined.setdefault(abbr, Counter())[long_form] = count
         return mined
 
+    def term_frequencies(self, words: Iterable[str]) -> tuple[int, dict[str, int]]:
+        """(content chunks in the library, analysed term → chunks holding it) for `words`; a term
+        the library lacks is absent from the mapping."""
+        wanted = sorted(set(words))
+        found: dict[str, int] = {}
+        for batch in _batches(wanted):
+            marks = ", ".join("?" * len(batch))
+            found.update(
+                self.db.execute(f"SELECT term, df FROM term_df WHERE term IN ({marks})", batch).fetchall()
+            )
+        return int(self.get_state("term_chunks") or 0), found
+
     def changes_since(self, version: int) -> list[tuple[int, str, str]]:
         rows = self.db.execute(
             "SELECT version, doc_id, op FROM changes WHERE version > ? ORDER BY version, rowid", (version,)
@@ -234,6 +269,7 @@ class Catalogue:
     # Writes (call inside `transaction()`) -------------------------------------------------------
 
     def put_document(self, doc: Document, chunks: list[Chunk], content_hash: str, chunker: str) -> None:
+        _count_terms(self.db, doc.doc_id, -1)
         self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc.doc_id,))
         self.db.execute(
             f"INSERT INTO documents ({_DOC_COLUMNS}, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -246,6 +282,7 @@ class Catalogue:
             f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 14)})",
             [_chunk_row(chunk) for chunk in chunks],
         )
+        _count_terms(self.db, doc.doc_id, +1)
         self._log(doc.doc_id, "upsert")
 
     def put_abbreviations(self, doc_id: str, pairs: Iterable[tuple[str, str]]) -> None:
@@ -255,6 +292,7 @@ class Catalogue:
                             [(doc_id, abbr, long_form) for abbr, long_form in pairs])  # fmt: skip
 
     def delete_document(self, doc_id: str) -> bool:
+        _count_terms(self.db, doc_id, -1)
         deleted = self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,)).rowcount > 0
         if deleted:
             self._log(doc_id, "delete")
@@ -279,6 +317,26 @@ class Catalogue:
 
     def _log(self, doc_id: str, op: str) -> None:
         self.db.execute("INSERT INTO changes VALUES (0, ?, ?)", (doc_id, op))
+
+
+def _count_terms(db: sqlite3.Connection, doc_id: str, sign: int) -> None:
+    """Add (+1) or take away (−1) the terms of one stored document's content chunks."""
+    frequency: Counter[str] = Counter()
+    marks = ", ".join("?" * len(_COUNTED_LEVELS))
+    rows = db.execute(f"SELECT text FROM chunks WHERE doc_id = ? AND hierarchy_level IN ({marks})",
+                      (doc_id, *_COUNTED_LEVELS)).fetchall()  # fmt: skip
+    for (text,) in rows:
+        frequency.update(set(terms(text)))
+    if not rows:
+        return
+    db.executemany(
+        "INSERT INTO term_df VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
+        [(term, sign * n) for term, n in frequency.items()],
+    )
+    if sign < 0:
+        db.execute("DELETE FROM term_df WHERE df <= 0")
+    db.execute("UPDATE state SET value = CAST(value AS INTEGER) + ? WHERE key = 'term_chunks'",
+               (sign * len(rows),))  # fmt: skip
 
 
 def _batches(items: Sequence[str], size: int = 900) -> Iterator[list[str]]:
