@@ -1,17 +1,21 @@
-"""Choose the fusion method and the dense weight by measurement, on a held-apart split.
+"""Choose the fusion by measurement: every weight on every benchmark, then leave-one-benchmark-out.
 
-For each benchmark, every question's keyword and dense candidate lists are retrieved once (with
-the retriever's own parsing, filters and expansion), then fused offline by `evidenceqa.fusion`
-for each method and alpha. Questions are split by position: even ones choose, odd ones report,
-so no figure in the "held-out" columns was tuned on.
+For each benchmark, every answerable question's keyword and dense candidate lists are retrieved
+once (with the retriever's own parsing, filters and expansion) together with the adaptive
+signals (`evidenceqa.adaptive`), then fused offline by `evidenceqa.fusion` at every dense weight
+(`evidenceqa.bench.fusion`). Printed, in Markdown:
 
-It also learns a dense weight per query class (`evidenceqa.query.classify`) on the even halves of
-all the benchmarks together, compares it on the odd halves with the fixed default and the seed's
-rules, and with `--write-alpha FILE` saves it for `alpha = "learned"` (FILE = <home>/alpha.json).
-Prints Markdown. Example:
+1. doc / passage MRR@10 of weighted fusion at a range of fixed weights, and plain RRF, per benchmark;
+2. leave-one-benchmark-out: for each benchmark, BM25, dense, the fixed default weight, a fixed
+   weight fitted on the other benchmarks and the adaptive model fitted on the other benchmarks,
+   all scored on the benchmark left out;
+3. the adaptive model fitted on every benchmark, with `--write-model FILE` saved for
+   `alpha = "adaptive"` (the packaged one is src/evidenceqa/adaptive_alpha.json).
+
+`--write-alpha FILE` also learns the per-query-class table of `alpha = "learned"`. Example:
 
     .venv/bin/python benchmarks/fusion_grid.py --home .evidenceqa-bench \
-        ../shared/data/benchmarks/covidqa-dev.jsonl ../shared/data/benchmarks/medquad-sample.jsonl
+        ../shared/data/benchmarks/covidqa-dev.jsonl ../shared/data/benchmarks/clinician-dev.jsonl
 """
 
 from __future__ import annotations
@@ -19,155 +23,157 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from evidenceqa import markdown
-from evidenceqa.bench.metrics import Ranked, gold_positions, score
+from evidenceqa.bench.fusion import (
+    GRID,
+    Scored,
+    at_alpha,
+    curve,
+    fit_adaptive,
+    leave_one_out,
+    reciprocal_ranks,
+)
+from evidenceqa.bench.metrics import Ranked
 from evidenceqa.bench.retrieval import Question, read_questions
 from evidenceqa.config import load_settings
-from evidenceqa.documents import Chunk
 from evidenceqa.engine import Engine
 from evidenceqa.fusion import Fusion, dense_weights, fuse
 from evidenceqa.index.base import Hit
-from evidenceqa.query import SEED_ALPHA
 from evidenceqa.retrieval import Retriever
 
 DEPTH = 100
 DEFAULT_ALPHA = 0.3
-MIN_CLASS_QUESTIONS = 20  # fewer tune questions than this: the class takes the overall best weight
+SHOWN = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+MIN_CLASS_QUESTIONS = 20  # fewer questions than this: the class takes the overall best weight
 
 
-@dataclass(frozen=True)
-class Candidate:
-    question: Question
-    query_class: str
-    lists: dict[str, list[Hit]]
-    chunks: dict[str, Chunk]
-
-
-def candidates(retriever: Retriever, question: Question) -> Candidate:
+def candidates(
+    retriever: Retriever, q: Question
+) -> tuple[dict[str, list[Hit]], dict[str, str], dict[str, float], str]:
+    """(each retriever's list, chunk id → body, the adaptive signals, the query class)."""
     lists: dict[str, list[Hit]] = {}
-    chunks: dict[str, Chunk] = {}
+    text: dict[str, str] = {}
     for mode, name in (("bm25", "keyword"), ("dense", "dense")):
-        response = retriever.search(question.question, k=DEPTH, mode=mode)
+        response = retriever.search(q.question, k=DEPTH, mode=mode)
         lists[name] = [Hit(r.chunk.chunk_id, r.chunk.doc_id, r.score) for r in response.results]
-        chunks.update((r.chunk.chunk_id, r.chunk) for r in response.results)
-    return Candidate(question, response.query_class, lists, chunks)
+        text.update((r.chunk.chunk_id, r.chunk.body) for r in response.results)
+    signals = retriever.signals(lists, response.keyword_terms)
+    return lists, text, signals, response.query_class
 
 
-def ranking(c: Candidate, method: str, alpha: float) -> list[Chunk]:
-    if method in ("bm25", "dense"):
-        hits = c.lists["keyword" if method == "bm25" else "dense"][:10]
-    else:
-        hits = fuse(c.lists, dense_weights(alpha), Fusion(method, alpha, 60, DEPTH), 10)
-    return [c.chunks[h.chunk_id] for h in hits]
+def score_benchmark(
+    retriever: Retriever, questions: list[Question]
+) -> tuple[list[Scored], list[tuple[float, float | None]], list[str]]:
+    """Each question's curve over GRID, its plain-RRF reciprocal ranks and its query class."""
+    scored, rrf, classes = [], [], []
+    for q in questions:
+        lists, text, signals, query_class = candidates(retriever, q)
+        scored.append(curve(lists, text, q.gold_doc_ids, q.gold_passages, signals))
+        hits = fuse(lists, dense_weights(0.5), Fusion("rrf", 0.5, 60, DEPTH), 10)
+        rrf.append(
+            reciprocal_ranks(
+                [Ranked(h.doc_id, text[h.chunk_id]) for h in hits], q.gold_doc_ids, q.gold_passages
+            )
+        )
+        classes.append(query_class)
+    return scored, rrf, classes
 
 
-def reciprocal_ranks(q: Question, ranked_chunks: list[Chunk]) -> tuple[float, float | None]:
-    ranked = [Ranked(c.doc_id, c.body) for c in ranked_chunks]
-    doc = score(gold_positions(ranked, q.gold_doc_ids, [], "document"), len(q.gold_doc_ids)).rr
-    if not q.gold_passages:
-        return doc, None
-    return doc, score(gold_positions(ranked, [], q.gold_passages, "passage"), len(q.gold_passages)).rr
+def cell(doc: float, passage: float | None) -> str:
+    """ "doc / passage" MRR@10, or doc alone where the benchmark has no gold passages."""
+    return f"{doc:.3f} / {passage:.3f}" if passage is not None else f"{doc:.3f}"
 
 
-def mrr(pairs: list[tuple[float, float | None]]) -> tuple[str, str]:
-    docs = [d for d, _ in pairs]
-    passages = [p for _, p in pairs if p is not None]
-    return _mean(docs), _mean(passages)
+def benchmark_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """A fusion benchmark's command line: its docstring as help, the benchmarks, the data home and
+    how many questions of each are asked."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("benchmarks", type=Path, nargs="+")
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--limit", type=int, default=None)
+    return parser
 
 
-def _mean(values: list[float]) -> str:
-    return f"{sum(values) / len(values):.3f}" if values else "–"
-
-
-def grid(data: list[Candidate], alphas: list[float]) -> list[list[str]]:
-    configs = [("bm25", 0.0), ("dense", 1.0)] + [(m, a) for m in ("rrf", "weighted") for a in alphas]
+def fixed_table(sets: dict[str, list[Scored]], rrf: dict[str, list[tuple[float, float | None]]]) -> str:
+    headers = ["Benchmark", "bm25", "dense", "RRF", *(f"α={a}" for a in SHOWN)]
     rows = []
-    for method, alpha in configs:
-        halves = [[reciprocal_ranks(c.question, ranking(c, method, alpha)) for c in data[start::2]]
-                  for start in (0, 1)]  # fmt: skip
-        label = method if method in ("bm25", "dense") else f"{method} α={alpha:.1f}"
-        rows.append([label, *mrr(halves[0]), *mrr(halves[1])])
-    return rows
+    for name, data in sets.items():
+        pairs = rrf[name]
+        passages = [p for _, p in pairs if p is not None]
+        cells = [cell(*at_alpha(data, np.full(len(data), a))) for a in (0.0, 1.0)]
+        cells.append(
+            cell(float(np.mean([d for d, _ in pairs])), float(np.mean(passages)) if passages else None)
+        )
+        cells += [cell(*at_alpha(data, np.full(len(data), a))) for a in SHOWN]
+        rows.append([f"{name} ({len(data)})", *cells])
+    return markdown.table(headers, rows, [False] + [True] * (len(headers) - 1))
 
 
-def objective(c: Candidate, alpha: float) -> float:
-    """What the learning maximises per question: passage RR where there is a passage, else document RR."""
-    doc, passage = reciprocal_ranks(c.question, ranking(c, "weighted", alpha))
-    return doc if passage is None else passage
-
-
-def learn_alphas(tune: list[Candidate], alphas: list[float]) -> dict[str, float]:
-    by_class: dict[str, list[Candidate]] = defaultdict(list)
-    for c in tune:
-        by_class[c.query_class].append(c)
-
-    def best(items: list[Candidate]) -> float:
-        # Ties go to the weight nearest the default.
-        return max(alphas, key=lambda a: (sum(objective(c, a) for c in items), -abs(a - DEFAULT_ALPHA)))
-
-    overall = best(tune)
-    return {
-        name: best(items) if len(items) >= MIN_CLASS_QUESTIONS else overall
-        for name, items in by_class.items()
-    }
-
-
-def compare(held_out: list[Candidate], table: dict[str, float]) -> list[list[str]]:
-    settings: list[tuple[str, Callable[[Candidate], float]]] = [
-        (f"fixed α={DEFAULT_ALPHA}", lambda c: DEFAULT_ALPHA),
-        ("seed rules", lambda c: SEED_ALPHA[c.query_class]),
-        ("learned per class", lambda c: table.get(c.query_class, DEFAULT_ALPHA)),
+def left_out_table(sets: dict[str, list[Scored]]) -> str:
+    rows = [
+        [r.benchmark, r.method, f"{r.doc:.3f}", "–" if r.passage is None else f"{r.passage:.3f}",
+         "" if r.mean_alpha is None else f"{r.mean_alpha:.2f}"]
+        for r in leave_one_out(sets, DEFAULT_ALPHA)
+    ]  # fmt: skip
+    headers = [
+        "Left out",
+        "Method (fitted on the other benchmarks)",
+        "Doc MRR@10",
+        "Passage MRR@10",
+        "Mean α",
     ]
-    return [[name, *mrr([reciprocal_ranks(c.question, ranking(c, "weighted", pick(c))) for c in held_out])]
-            for name, pick in settings]  # fmt: skip
+    return markdown.table(headers, rows, [False, False, True, True, True])
+
+
+def learn_alphas(sets: dict[str, list[Scored]], classes: dict[str, list[str]]) -> dict[str, float]:
+    """The per-query-class weights of alpha = "learned", on every benchmark together."""
+    by_class: dict[str, list[Scored]] = defaultdict(list)
+    for name, data in sets.items():
+        for item, query_class in zip(data, classes[name], strict=True):
+            by_class[query_class].append(item)
+
+    def best(items: list[Scored]) -> float:
+        totals = np.sum([r.objective for r in items], axis=0)
+        return GRID[int(np.argmax(totals - 1e-9 * np.abs(np.array(GRID) - DEFAULT_ALPHA)))]
+
+    overall = best([r for data in sets.values() for r in data])
+    return {c: best(items) if len(items) >= MIN_CLASS_QUESTIONS else overall for c, items in by_class.items()}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("benchmarks", type=Path, nargs="+")
-    parser.add_argument("--home", type=Path, required=True)
-    parser.add_argument("--alphas", default="0.1,0.2,0.3,0.4,0.5,0.6")
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument(
-        "--write-alpha", type=Path, default=None, help="save the learned per-class table here"
-    )
+    parser = benchmark_arguments(__doc__)
+    parser.add_argument("--write-model", type=Path, default=None, help="save the adaptive model here")
+    parser.add_argument("--write-alpha", type=Path, default=None, help="save the per-class table here")
     args = parser.parse_args()
-    alphas = [float(a) for a in args.alphas.split(",")]
-    headers = [
-        "Method",
-        "Tune: doc MRR@10",
-        "Tune: passage MRR@10",
-        "Held-out: doc MRR@10",
-        "Held-out: passage MRR@10",
-    ]
-    data: dict[str, list[Candidate]] = {}
+    sets: dict[str, list[Scored]] = {}
+    rrf: dict[str, list[tuple[float, float | None]]] = {}
+    classes: dict[str, list[str]] = {}
     with Engine.open(load_settings(home=args.home)) as engine:
         retriever = engine.retriever()
         for path in args.benchmarks:
-            data[path.stem] = [candidates(retriever, q) for q in read_questions(path, args.limit)]
-    for name, items in data.items():
-        print(f"**{name}** ({len(items)} questions: {len(items[0::2])} tune, {len(items[1::2])} held out)\n")
-        print(markdown.table(headers, grid(items, alphas), [False, True, True, True, True]))
-    table = learn_alphas([c for items in data.values() for c in items[0::2]], alphas)
-    print("**Dense weight per query class**, learned on the tune halves of all benchmarks together:\n")
+            questions = [q for q in read_questions(path, args.limit) if q.answerable]
+            sets[path.stem], rrf[path.stem], classes[path.stem] = score_benchmark(retriever, questions)
+    print("**Fixed weights**: doc / passage MRR@10 of weighted fusion at each dense weight α, plain RRF, "
+          "and each retriever alone (questions in brackets)\n")  # fmt: skip
+    print(fixed_table(sets, rrf))
     print(
-        markdown.table(
-            ["Class", "Learned α", "Seed rule α"], [[k, v, SEED_ALPHA[k]] for k, v in sorted(table.items())]
-        )
+        "**Leave one benchmark out**: every method fitted on the other benchmarks, scored on the one left out\n"
     )
-    rows = [[name, *row] for name, items in data.items() for row in compare(items[1::2], table)]
+    print(left_out_table(sets))
+    model = fit_adaptive(sets)
+    weights = [[name, f"{w:+.2f}"] for name, w in zip(model.signals, model.weights, strict=True)]
     print(
-        markdown.table(
-            ["Benchmark", "Weighted fusion", "Held-out: doc MRR@10", "Held-out: passage MRR@10"], rows
-        )
+        f"**Adaptive model fitted on every benchmark** (intercept {model.intercept:+.2f}; a positive weight leans dense)\n"
     )
+    print(markdown.table(["Signal (standardised)", "Weight"], weights, [False, True]))
+    if args.write_model:
+        model.write(args.write_model)
     if args.write_alpha:
+        table = learn_alphas(sets, classes)
         args.write_alpha.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 

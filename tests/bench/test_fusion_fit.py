@@ -1,0 +1,74 @@
+"""Fitting the fusion leave-one-benchmark-out (evidenceqa.bench.fusion) on data whose answer is known."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from evidenceqa.adaptive import SIGNALS
+from evidenceqa.bench.fusion import GRID, Scored, at_alpha, best_fixed, curve, fit_adaptive, leave_one_out
+from evidenceqa.index.base import Hit
+
+
+def _question(best_alpha: float, signal: float, rng: random.Random) -> Scored:
+    """Reciprocal rank 1 near `best_alpha`, falling away from it; `dense_top` = `signal`, the rest noise."""
+    grid = np.array(GRID)
+    rr = np.clip(1.0 - 2.5 * np.abs(grid - best_alpha), 0.0, 1.0)
+    signals = {name: rng.gauss(0, 1) for name in SIGNALS} | {"dense_top": signal}
+    return Scored(signals, rr, None)
+
+
+def _benchmark(rng: random.Random, n: int, shift: float) -> list[Scored]:
+    """Within every benchmark a high dense_top means dense is right; benchmarks differ in their mix."""
+    rows = []
+    for _ in range(n):
+        dense_right = rng.random() < 0.5 + shift
+        rows.append(
+            _question(0.9 if dense_right else 0.1, (1.0 if dense_right else -1.0) + rng.gauss(0, 0.3), rng)
+        )
+    return rows
+
+
+def test_the_fit_learns_the_signal_that_decides_and_transfers_to_a_set_left_out() -> None:
+    rng = random.Random(7)
+    sets = {name: _benchmark(rng, 60, shift) for name, shift in (("a", -0.3), ("b", 0.0), ("c", 0.3))}
+    model = fit_adaptive(sets, signals=("dense_top", "keyword_margin"))
+    weights = dict(zip(model.signals, model.weights, strict=True))
+    assert weights["dense_top"] > 1.0 and abs(weights["keyword_margin"]) < weights["dense_top"] / 4
+    assert model.fitted_on == ("a", "b", "c")
+    rows = {(r.benchmark, r.method): r for r in leave_one_out(sets, 0.3)}
+    for held in sets:
+        adaptive = rows[(held, "adaptive, fitted on the others")].doc
+        fixed = next(r.doc for (b, m), r in rows.items() if b == held and m.startswith("fixed α fitted"))
+        assert adaptive > fixed + 0.2  # no single weight serves both kinds of question
+
+
+def test_best_fixed_weighs_benchmarks_equally() -> None:
+    rng = random.Random(1)
+    lexical = [_question(0.1, 0.0, rng) for _ in range(10)]
+    dense = [_question(0.6, 0.0, rng) for _ in range(10)] + [_question(0.9, 0.0, rng)]
+    # A benchmark's size does not change the choice: ten copies of the dense one weigh as one.
+    assert best_fixed({"lexical": lexical, "dense": dense}) == best_fixed(
+        {"lexical": lexical, "dense": dense * 10}
+    )
+    assert best_fixed({"dense": dense}) == 0.6
+
+
+def test_at_alpha_interpolates_between_grid_points() -> None:
+    row = Scored({}, np.linspace(0, 1, len(GRID)), np.linspace(1, 0, len(GRID)))
+    doc, passage = at_alpha([row], np.array([0.525]))
+    assert doc == pytest.approx(0.525) and passage == pytest.approx(0.475)
+
+
+def test_curve_fuses_at_every_weight_as_search_does() -> None:
+    lists = {
+        "keyword": [Hit("k", "K", 10.0), Hit("d", "D", 1.0)],
+        "dense": [Hit("d", "D", 0.9), Hit("k", "K", 0.1)],
+    }
+    text = {"k": "keyword passage", "d": "the gold answer passage"}
+    scored = curve(lists, text, ["D"], ["gold answer"], {})
+    assert scored.doc_rr[0] == 0.5 and scored.doc_rr[-1] == 1.0  # BM25 alone ranks D second, dense first
+    assert scored.passage_rr is not None and scored.passage_rr[-1] == 1.0
+    assert scored.objective[-1] == 1.0

@@ -1,0 +1,52 @@
+"""benchmarks/fusion_grid.py end to end on the sample library: the left-out table and the model it writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from evidenceqa.adaptive import SIGNALS, AdaptiveAlpha
+from tests.bench.test_performance_benchmarks import script
+from tests.conftest import SAMPLE
+from tests.test_cli import MODELS, run
+
+QUESTIONS = {
+    "lexical": [
+        ("tranexamic acid total hip arthroplasty blood loss", "tranexamic"),
+        ("chlorhexidine gluconate mucous membranes", "chlorhexidine"),
+        ("clipping shaving hair removal surgical site infection", "shav"),
+    ],
+    "lay": [
+        ("a medicine that stops bleeding when my hip is replaced", "tranexamic"),
+        ("can that skin cleaner go in my mouth", "chlorhexidine"),
+        ("should my hair be shaved before the operation", "shav"),
+    ],
+}
+
+
+def test_the_script_prints_every_left_out_method_and_writes_a_model(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert run(home, "ingest", str(SAMPLE / "library")).returncode == 0
+    benchmarks = []
+    for name, rows in QUESTIONS.items():
+        path = tmp_path / f"{name}.jsonl"
+        # Gold: whatever document the sample library holds on the subject (its search finds it).
+        lines = [
+            json.dumps({"query_id": f"{name}{i}", "question": q, "gold_doc_ids": [], "gold_passages": [word]})
+            for i, (q, word) in enumerate(rows)
+        ]
+        lines.append(
+            json.dumps({"query_id": "none", "question": "unanswerable", "gold_doc_ids": [], "meta": {}})
+        )
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        benchmarks.append(str(path))
+    model = tmp_path / "model.json"
+    env = {**os.environ, "EVIDENCEQA_MODELS_DIR": str(MODELS)}
+    out = script("fusion_grid.py", "--home", str(home), "--write-model", str(model), *benchmarks, env=env)
+    assert "| lexical (3) |" in out and "| lay (3) |" in out  # the unanswerable rows are left out
+    for held in QUESTIONS:
+        for method in ("bm25", "dense", "fixed α=0.3 (default)", "adaptive, fitted on the others"):
+            assert f"| {held} | {method} |" in out
+    fitted = AdaptiveAlpha.load(model)
+    assert fitted.signals == SIGNALS and fitted.fitted_on == ("lexical", "lay")
