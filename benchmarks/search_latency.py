@@ -4,7 +4,8 @@ Runs benchmark questions through the retriever after a warm-up and prints a Mark
 search mode, p50 / p95 of the whole search, of the search without the query embedding (parsing,
 engine search, fusion, fetching the chunks), of the engine search alone and of the query embedding,
 plus the process's resident memory. `--year-min` filters every search (the temporal questions'
-path: a pre-filter inside the engine). `--record FILE` also saves the figures as JSON for
+path: a pre-filter inside the engine). `--rerank FOLDER` adds the default hybrid search with the
+second stage (a reranker trained by `make reranker`) as its own row. `--record FILE` also saves the figures as JSON for
 benchmarks/targets.py. Example:
 
     .venv/bin/python benchmarks/search_latency.py --home .evidenceqa-bench \
@@ -91,6 +92,7 @@ def main() -> None:
     parser = question_arguments(__doc__, limit=300)
     parser.add_argument("--backend", default=None)
     parser.add_argument("--modes", default="bm25,dense,hybrid")
+    parser.add_argument("--rerank", type=Path, default=None, help="Also hybrid with this second stage.")
     parser.add_argument("--year-min", type=int, default=None, help="Only documents from this year on.")
     parser.add_argument("--record", type=Path, help="Also save the figures as JSON here.")
     args = parser.parse_args()
@@ -98,10 +100,14 @@ def main() -> None:
     settings = load_settings(home=args.home, backend=args.backend)
     questions = [q.question for q in read_questions(args.questions, args.limit + WARM_UP)]
     measured = {}
-    for mode in args.modes.split(","):
+    runs = [(mode, mode, settings) for mode in args.modes.split(",")]
+    if args.rerank:
+        reranked = settings.model_copy(update={"rerank": str(args.rerank)})
+        runs.append((f"hybrid + rerank (top {settings.rerank_depth})", "hybrid", reranked))
+    for label, mode, run_settings in runs:
         # A fresh engine per mode: the embedder remembers recent questions, which would flatter later modes.
-        with Engine.open(settings) as engine:
-            measured[mode] = measure(engine, questions, mode, filters)
+        with Engine.open(run_settings) as engine:
+            measured[label] = measure(engine, questions, mode, filters)
             chunks = engine.backend.count()
             described = (
                 f"{chunks:,} chunks · backend {engine.backend.name} · embedder {engine.embedder.model_id}"

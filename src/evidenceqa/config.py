@@ -18,6 +18,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+ALPHA_CHOICES = "alpha is a number from 0 to 1, 'rules', 'learned' or 'adaptive'"
 ChunkStrategy = Literal["fixed-size", "section", "hybrid", "hierarchical", "hierarchical-paragraphs"]
 
 
@@ -66,9 +67,16 @@ class Settings(BaseSettings):
     ann_nprobes: int = Field(16, ge=1)
     ann_ef: int = Field(200, ge=1)
     ann_refine_factor: int = Field(2, ge=1)  # re-rank this many × k candidates by exact cosine
-    # Weight of the dense retriever: a number from 0 to 1, "rules" (the seed's query rules) or
-    # "learned" (per query class, from the benchmark-chosen table `alpha.json` in the data home).
+    # Weight of the dense retriever: a number from 0 to 1, "rules" (the seed's query rules),
+    # "learned" (per query class, from the benchmark-chosen table `alpha.json` in the data home) or
+    # "adaptive" (per question, from signals of its own two result lists: evidenceqa.adaptive).
     alpha: str = "0.3"
+    # The second stage (evidenceqa.rerank): "off", or a folder holding a cross-encoder trained by
+    # `evidenceqa train-reranker`. It re-scores the top `rerank_depth` fused candidates, blending
+    # its score with the fused one by `rerank_weight` (0: the first-stage order).
+    rerank: str = "off"
+    rerank_depth: int = Field(20, ge=1, le=200)
+    rerank_weight: float = Field(0.5, ge=0.0, le=1.0)
 
     # Cache: answers by exact question, filters and index version; Redis when a URL is set
     # (shared by every worker), else an in-process LRU.
@@ -132,14 +140,14 @@ class Settings(BaseSettings):
     @field_validator("alpha")
     @classmethod
     def _alpha_is_known(cls, value: str) -> str:
-        if value in ("rules", "learned"):
+        if value in ("rules", "learned", "adaptive"):
             return value
         try:
             number = float(value)
         except ValueError:
-            raise ValueError("alpha is a number from 0 to 1, 'rules' or 'learned'") from None
+            raise ValueError(ALPHA_CHOICES) from None
         if not 0.0 <= number <= 1.0:
-            raise ValueError("alpha is a number from 0 to 1, 'rules' or 'learned'")
+            raise ValueError(ALPHA_CHOICES)
         return value
 
     @classmethod

@@ -6,7 +6,9 @@ question ─▶ temporal phrase → year filter (or recency boost); a phrase abo
          ─▶ abbreviation expansion from the library's own vocabulary (keyword side)
          ─▶ keyword (BM25 on analysed terms) and dense (embedding) search, pre-filtered in the engine
          ─▶ fusion (RRF or weighted, dense weight alpha from the settings, the seed's rules or a
-            learned per-class table) ─▶ chunks from the catalogue
+            learned per-class table)
+         ─▶ optionally a second stage: a cross-encoder re-scores the top candidates (evidenceqa.rerank)
+         ─▶ chunks from the catalogue
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from datetime import date
 from pathlib import Path
 from typing import Literal
 
+from evidenceqa.adaptive import AdaptiveAlpha, query_signals
 from evidenceqa.analysis import analyze
 from evidenceqa.catalogue import Catalogue
 from evidenceqa.config import Settings
@@ -35,6 +38,7 @@ from evidenceqa.query import (
     rule_alpha,
     scoped,
 )
+from evidenceqa.rerank import CrossEncoder, blend
 from evidenceqa.vocabulary import Vocabulary
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
@@ -71,6 +75,8 @@ class SearchResponse:
     # Each retriever's raw score at depth 10 (at its last hit when it found fewer): an answerable
     # question tends to have a clear winner, so top ÷ tenth is another adequacy signal.
     tenth_scores: dict[str, float] = field(default_factory=dict)
+    # What decided the dense weight when alpha = "adaptive" (evidenceqa.adaptive); else empty.
+    signals: dict[str, float] = field(default_factory=dict)
 
 
 class Retriever:
@@ -92,6 +98,8 @@ class Retriever:
         self.alpha_table = (
             _load_alpha_table(settings.home / "alpha.json") if settings.alpha == "learned" else {}
         )
+        self.adaptive = AdaptiveAlpha.load() if settings.alpha == "adaptive" else None
+        self.reranker = CrossEncoder(Path(settings.rerank)) if settings.rerank != "off" else None
 
     def search(
         self,
@@ -115,12 +123,23 @@ class Retriever:
         terms = analyze(expansion.text)
         clock.lap("parse")
         query_class = classify(parsed.text)
-        alpha = self._alpha(query_class) if mode == "hybrid" else None
-        lists = self._lists(parsed, terms, mode, applied, alpha, k, clock)
+        lists = self._lists(parsed, terms, mode, applied, k, clock)
+        signals = self.signals(lists, terms) if mode == "hybrid" and self.adaptive else {}
+        alpha = (
+            None
+            if mode != "hybrid"
+            else self.adaptive.alpha(signals)
+            if self.adaptive
+            else self._alpha(query_class)
+        )
         hits = self._ranked(lists, mode, alpha)
         if parsed.recency:
             hits = _boost_recent(hits, self.catalogue)
-        results = self._results(hits[:k])
+        chunks: dict[str, Chunk] = {}
+        if self.reranker is not None and mode == "hybrid":
+            hits, chunks = self._reranked(self.reranker, parsed.text, hits)
+            clock.lap("rerank")
+        results = self._results(hits[:k], chunks)
         clock.lap("fetch")
         return SearchResponse(
             question=question,
@@ -134,12 +153,13 @@ class Retriever:
             alpha=alpha,
             results=results,
             timings_ms=clock.laps,
+            signals=signals,
             top_scores={name: hits[0].score for name, hits in lists.items() if hits},
             tenth_scores={name: hits[:10][-1].score for name, hits in lists.items() if hits},
         )
 
     def _lists(self, parsed: Temporal, terms: str, mode: SearchMode, filters: Filters,
-               alpha: float | None, k: int, clock: _Clock) -> dict[str, list[Hit]]:  # fmt: skip
+               k: int, clock: _Clock) -> dict[str, list[Hit]]:  # fmt: skip
         """Each retriever's candidates, best first: deep enough to fuse, or to re-rank by recency."""
         depth = self.settings.fusion_depth if mode == "hybrid" or parsed.recency else k
         lists: dict[str, list[Hit]] = {}
@@ -151,6 +171,15 @@ class Retriever:
             lists["keyword"] = self.backend.search_keyword(terms, depth, filters)
         clock.lap("search")
         return lists
+
+    def signals(self, lists: dict[str, list[Hit]], terms: str) -> dict[str, float]:
+        """What the adaptive weight reads of one question's two lists (evidenceqa.adaptive)."""
+        query_terms = terms.split()
+        best = [hits[0].chunk_id for hits in lists.values() if hits]
+        top_terms = {
+            cid: set(analyze(chunk.text).split()) for cid, chunk in self.catalogue.get_chunks(best).items()
+        }
+        return query_signals(lists, query_terms, self.catalogue.term_frequencies(query_terms), top_terms)
 
     def _ranked(self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None) -> list[Hit]:
         if mode != "hybrid":
@@ -170,8 +199,20 @@ class Retriever:
             return learned_alpha(query_class, self.alpha_table, default=LEARNED_FALLBACK_ALPHA)
         return float(setting)
 
-    def _results(self, hits: Sequence[Hit]) -> list[SearchResult]:
-        chunks = self.catalogue.get_chunks([hit.chunk_id for hit in hits])
+    def _reranked(
+        self, reranker: CrossEncoder, question: str, hits: list[Hit]
+    ) -> tuple[list[Hit], dict[str, Chunk]]:
+        """The top `rerank_depth` re-scored by the cross-encoder (on the text each chunk was embedded
+        with: title and section path included), the rest after them in first-stage order."""
+        top = hits[: self.settings.rerank_depth]
+        chunks = self.catalogue.get_chunks([hit.chunk_id for hit in top])
+        top = [hit for hit in top if hit.chunk_id in chunks]
+        logits = reranker.score(question, [chunks[hit.chunk_id].text for hit in top])
+        return blend(top, logits, self.settings.rerank_weight) + hits[self.settings.rerank_depth :], chunks
+
+    def _results(self, hits: Sequence[Hit], fetched: dict[str, Chunk]) -> list[SearchResult]:
+        missing = [hit.chunk_id for hit in hits if hit.chunk_id not in fetched]
+        chunks = {**fetched, **self.catalogue.get_chunks(missing)} if missing else fetched
         return [
             SearchResult(rank=rank, chunk=chunks[hit.chunk_id], score=hit.score, ranks=dict(hit.ranks))
             for rank, hit in enumerate((h for h in hits if h.chunk_id in chunks), start=1)

@@ -59,15 +59,28 @@ def train(
 
     model, loss = _model_and_loss(base, config)
     window, model.max_seq_length = model.max_seq_length, config.max_seq_length
+    report = run_plan(model, triplets, config, lambda batch: loss(
+        [model.preprocess([t.query for t in batch]), model.preprocess([t.positive for t in batch]),
+         model.preprocess([t.negative for t in batch])], torch.zeros(0)), on_step)  # fmt: skip
+    model.max_seq_length = window  # searching embeds up to the base model's window
+    _save(model, out, {**about, "config": asdict(config), "training": asdict(report)})
+    return report
+
+
+def run_plan(model: Any, triplets: list[Triplet], config: TrainConfig, step_loss: Callable[[list[Triplet]], Any],
+             on_step: Callable[[int, int, float], None] | None) -> TrainReport:  # fmt: skip
+    """The training loop both trainers share: shuffled document-distinct batches for `config.epochs`,
+    AdamW with warm-up then linear decay, stopped (and reported so) when the time budget runs out."""
+    import torch
+
     rng = random.Random(config.seed)
     plan = [b for _ in range(config.epochs) for b in batches(triplets, config.batch_size, rng)]
     optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, _warmup_then_decay(len(plan), config.warmup))
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, warmup_then_decay(len(plan), config.warmup))
     started, losses = time.monotonic(), []
     model.train()
     for step, batch in enumerate(plan, start=1):
-        columns = ([t.query for t in batch], [t.positive for t in batch], [t.negative for t in batch])
-        value = loss([model.preprocess(list(texts)) for texts in columns], torch.zeros(0))
+        value = step_loss(batch)
         value.backward()
         optimiser.step()
         schedule.step()
@@ -77,14 +90,11 @@ def train(
             on_step(step, len(plan), losses[-1])
         if time.monotonic() - started > config.max_minutes * 60:
             break
-    report = TrainReport(len(losses), len(plan), (time.monotonic() - started) / 60, losses[0] if losses else 0.0,
-                         sum(losses[-20:]) / max(1, len(losses[-20:])), len(losses) < len(plan))  # fmt: skip
-    model.max_seq_length = window  # searching embeds up to the base model's window
-    _save(model, out, {**about, "config": asdict(config), "training": asdict(report)})
-    return report
+    return TrainReport(len(losses), len(plan), (time.monotonic() - started) / 60, losses[0] if losses else 0.0,
+                       sum(losses[-20:]) / max(1, len(losses[-20:])), len(losses) < len(plan))  # fmt: skip
 
 
-def _warmup_then_decay(steps: int, warmup_share: float) -> Callable[[int], float]:
+def warmup_then_decay(steps: int, warmup_share: float) -> Callable[[int], float]:
     """Learning-rate factor: rising linearly over the warm-up, then falling linearly to zero."""
     warmup = max(1, int(warmup_share * steps))
 

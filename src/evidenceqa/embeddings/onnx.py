@@ -63,11 +63,11 @@ def export_onnx(model_dir: Path, out_dir: Path | None = None) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
         _export_fp32(model_dir, staging / FP32_FILE)
-        _quantise(staging / FP32_FILE, staging / INT8_FILE)
+        quantise(staging / FP32_FILE, staging / INT8_FILE)
         for name in _COPIED_FILES:
             if (model_dir / name).is_file():
                 shutil.copy2(model_dir / name, staging / name)
-        _write_manifest(staging, source)
+        write_manifest(staging, source)
         shutil.rmtree(out_dir, ignore_errors=True)
         staging.rename(out_dir)
     finally:
@@ -80,13 +80,13 @@ class OnnxEmbedder:
         self, folder: Path, batch_size: int = 64, threads: int | None = None, model_id: str | None = None
     ) -> None:
         folder = Path(folder)
-        manifest = _read_manifest(folder)
+        manifest = read_manifest(folder)
         if manifest is None:
             raise EmbeddingError(f"{folder} holds no complete ONNX export (run export_onnx first)")
         self.model_id = model_id or f"onnx-int8:{manifest['source']}"
         self.batch_size = batch_size
         self.tokenizer = _load_tokenizer(folder)
-        self.session = _load_session(folder / INT8_FILE, threads)
+        self.session = load_session(folder / INT8_FILE, threads)
         self.dim = int(self.session.get_outputs()[0].shape[-1])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -133,7 +133,7 @@ def _max_length(folder: Path) -> int:
     return int(json.loads(config.read_text()).get("max_seq_length", _DEFAULT_MAX_LENGTH))
 
 
-def _load_session(model_file: Path, threads: int | None) -> Any:
+def load_session(model_file: Path, threads: int | None) -> Any:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -157,45 +157,43 @@ def _require_mean_pooling(model_dir: Path) -> None:
 
 def _export_fp32(model_dir: Path, out_file: Path) -> None:
     force_offline()
-    import torch
     from transformers import AutoModel
 
     # Eager attention traces to plain MatMul/Softmax, which the classic exporter and the quantiser handle.
     model = AutoModel.from_pretrained(model_dir, local_files_only=True, attn_implementation="eager").eval()
+    export_bert(model, "last_hidden_state", _OUTPUT, {0: "batch", 1: "sequence"}, out_file)
 
-    class LastHiddenState(torch.nn.Module):
-        """Positional inputs and one output: the graph's interface is exactly _INPUTS → _OUTPUT."""
 
+def export_bert(model: Any, attribute: str, output: str, output_axes: dict[int, str], out_file: Path) -> None:
+    """A BERT-style transformers model as an fp32 ONNX graph: inputs exactly _INPUTS (dynamic batch
+    and length), one output `output`, the model output's `attribute` (last_hidden_state, logits)."""
+    import torch
+
+    class Graph(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.model = model
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.model(
+            outputs = self.model(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
+            )
+            return getattr(outputs, attribute)
 
-    # The second row is padded, so the traced graph cannot specialise to an all-ones attention mask.
-    ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]])
-    dummy = (ids, (ids != 0).long(), torch.zeros_like(ids))
-    axes = {name: {0: "batch", 1: "sequence"} for name in (*_INPUTS, _OUTPUT)}
+    # A text pair, the second row padded, so the traced graph cannot specialise to an all-ones
+    # attention mask or to one segment.
+    ids = torch.tensor([[101, 7592, 102, 2088, 102], [101, 7592, 102, 2088, 0]])
+    dummy = (ids, (ids != 0).long(), torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 1, 0]]))
+    axes = {name: {0: "batch", 1: "sequence"} for name in _INPUTS} | {output: output_axes}
     # The classic (TorchScript) exporter: the dynamo one needs onnxscript, which is not installed.
-    # Its deprecation and tracer warnings are expected; the export is checked against sentence-transformers.
+    # Its deprecation and tracer warnings are expected; each export is checked against torch in tests.
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(
-            LastHiddenState(),
-            dummy,
-            str(out_file),
-            input_names=list(_INPUTS),
-            output_names=[_OUTPUT],
-            dynamic_axes=axes,
-            opset_version=_OPSET,
-            dynamo=False,
-        )
+        torch.onnx.export(Graph(), dummy, str(out_file), input_names=list(_INPUTS), output_names=[output],
+                          dynamic_axes=axes, opset_version=_OPSET, dynamo=False)  # fmt: skip
 
 
-def _quantise(fp32_file: Path, int8_file: Path) -> None:
+def quantise(fp32_file: Path, int8_file: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     # Per-channel weight scales: per-tensor ones gave a mean cosine of only 0.947 against fp32 on
@@ -209,12 +207,12 @@ def _quantise(fp32_file: Path, int8_file: Path) -> None:
     )
 
 
-def _write_manifest(folder: Path, source: str) -> None:
+def write_manifest(folder: Path, source: str) -> None:
     sizes = {p.name: p.stat().st_size for p in sorted(folder.iterdir()) if p.is_file()}
     (folder / MANIFEST_FILE).write_text(json.dumps({"source": source, "files": sizes}, indent=2))
 
 
-def _read_manifest(folder: Path) -> dict[str, Any] | None:
+def read_manifest(folder: Path) -> dict[str, Any] | None:
     """The manifest of a complete export in `folder`, or None if any listed file is missing or truncated."""
     try:
         manifest = json.loads((folder / MANIFEST_FILE).read_text())
@@ -228,5 +226,5 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
 
 
 def _export_is_valid(folder: Path, source: str) -> bool:
-    manifest = _read_manifest(folder)
+    manifest = read_manifest(folder)
     return manifest is not None and manifest.get("source") == source
