@@ -41,6 +41,12 @@ class Question:
             meta=dict(row.get("meta") or {}),
         )
 
+    @property
+    def answerable(self) -> bool:
+        """Whether the row names what answers it; clinician-dev's unanswerable rows do not, and have
+        no rank to score (they test abstention, not retrieval)."""
+        return bool(self.gold_doc_ids or self.gold_passages)
+
 
 def read_questions(path: Path, limit: int | None = None) -> list[Question]:
     """Questions from a benchmark JSONL; a malformed row is an error naming the line."""
@@ -71,7 +77,7 @@ def run(
 ) -> ModeResult:
     per_level: dict[str, list[QueryScores]] = {level: [] for level in LEVELS}
     per_query, latency = [], []
-    for q in questions:
+    for q in (q for q in questions if q.answerable):
         response = retriever.search(q.question, k=k, mode=mode, filters=question_filters(q, scope))
         latency.append(response.timings_ms.get("total", 0.0))
         ranked = [Ranked(r.chunk.doc_id, r.chunk.body) for r in response.results]

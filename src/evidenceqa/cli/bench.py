@@ -50,7 +50,7 @@ def retrieval(
     if any(m not in MODES for m in modes):
         fail(f"--mode is one of {', '.join(MODES)} or all")
     try:
-        questions = bench_retrieval.read_questions(benchmark, limit)
+        questions = [q for q in bench_retrieval.read_questions(benchmark, limit) if q.answerable]
     except (OSError, ValueError) as exc:
         fail(str(exc))
     settings = settings_of(ctx)
