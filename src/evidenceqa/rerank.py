@@ -33,8 +33,9 @@ FP32_FILE = "model.onnx"
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
 
 
-class RerankerError(RuntimeError):
-    """A reranker folder that cannot be used; the message names it and says what to run."""
+class RerankerError(ValueError):
+    """A reranker folder that cannot be used; the message names it and says what to run. A ValueError,
+    as for any other setting that names something unusable, so the CLI reports it on one line."""
 
 
 def export_cross_encoder(model_dir: Path, out_dir: Path, max_length: int) -> Path:

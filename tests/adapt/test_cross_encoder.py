@@ -104,3 +104,9 @@ def test_blend_weight_zero_keeps_the_order_and_one_follows_the_model() -> None:
     mixed = blend(hits, logits, 0.5)  # a: 0.5·1 + 0.5·0 = 0.5, b: 0.5·0.5 + 0.5·1 = 0.75, c: 0.5·0.6 = 0.3
     assert [h.chunk_id for h in mixed] == ["b", "a", "c"]
     assert mixed[1].ranks == {"dense": 1} and mixed[0].score == pytest.approx(0.75)
+
+
+def test_search_with_a_folder_that_holds_no_reranker_fails_on_one_line(home: Path, tmp_path: Path) -> None:
+    result = run(home, "search", "fever", env={"EVIDENCEQA_RERANK": str(tmp_path)})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{tmp_path} holds no trained reranker" in result.stderr and "make reranker" in result.stderr
