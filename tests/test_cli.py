@@ -42,11 +42,15 @@ def test_ingest_sample_then_again_does_no_work(first_ingest, sample_home):
     assert "3 read, 0 unchanged, 0 failed" in result.stdout and "362 added" in result.stdout
     written = re.search(r"(\d+) chunks written", result.stdout).group(1)
     assert f"index: {written} chunks embedded and written for 362 documents" in result.stdout
+    # What `make run` ends with: the sample library calibrated on its own questions.
+    assert "calibration: 200 questions from the library" in result.stdout
+    assert (sample_home / "abstention.json").is_file()
     again = run(sample_home, "ingest", str(SAMPLE / "library"))
     assert again.returncode == 0
     assert "0 read, 3 unchanged, 0 failed" in again.stdout
     assert "0 added, 0 updated" in again.stdout
     assert "index: 0 chunks embedded" in again.stdout
+    assert "calibration: still fits the library" in again.stdout
 
 
 def test_library_lists_collections_and_documents(sample_home):

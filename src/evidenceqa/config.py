@@ -104,6 +104,10 @@ class Settings(BaseSettings):
     search_price_per_query: float = Field(0.0, ge=0)
     # How many retrieved chunks the generator sees as numbered evidence.
     evidence_k: int = Field(8, ge=1, le=50)
+    # Abstention calibrated on the library itself (evidenceqa.answer.calibration): the questions
+    # `calibrate` writes from it, and that `ingest` runs when the library is new or has changed
+    # enough (0: never on ingest; the shipped default then applies).
+    calibration_questions: int = Field(200, ge=0, le=5000)
 
     # Web app storage: users, conversations, answers, feedback (evidenceqa.store).
     # None: SQLite at <home>/app.sqlite3; else a SQLAlchemy URL, e.g. postgresql+psycopg://user:pw@host/db.

@@ -6,13 +6,11 @@ import random
 
 from evidenceqa.answer.abstain import FEATURES, Abstainer, threshold_for
 from evidenceqa.answer.base import Citation, Usage
+from evidenceqa.answer.calibration import Sample, calibrate, out_of_fold
 from evidenceqa.answer.pipeline import Answer
 from evidenceqa.bench.answers import (
-    Sample,
-    _out_of_fold,
     answer_in_evidence,
     by_answerability,
-    calibrate,
     evaluate,
     halves,
     left_out,
@@ -79,8 +77,8 @@ def test_the_threshold_is_read_off_probabilities_of_questions_not_fitted_on() ->
     fitting = _samples(300)
     x = [[s.signals[name] for name in FEATURES] for s in fitting]
     y = [s.answerable for s in fitting]
-    held_apart = _out_of_fold(x, y, 5)
-    flipped = _out_of_fold(x, [not y[0], *y[1:]], 5)
+    held_apart = out_of_fold(x, y, 5)
+    flipped = out_of_fold(x, [not y[0], *y[1:]], 5)
     # A question's probability comes from a model that never saw its label; the others' did see it.
     assert flipped[0] == held_apart[0] and flipped[1] != held_apart[1]
     assert calibrate(fitting, 0.10, "").threshold == threshold_for(held_apart, y, 0.10)

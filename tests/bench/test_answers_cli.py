@@ -100,7 +100,8 @@ def test_answers_says_which_abstentions_cost_a_hit(setup: tuple[Path, Path]) -> 
     """Every question abstained on (a calibration that never answers): each abstention costs a hit
     exactly where the answer without the check hits."""
     home, bench = setup
-    (home / CALIBRATION_FILE).unlink(missing_ok=True)
+    # A calibration that always answers: what `answers` compares each abstention with.
+    Abstainer([0.0] * len(FEATURES), 50.0, 0.5, "always answers").save(home)
     floor = _cells(run(home, "bench", "answers", "--benchmark", str(bench), "--markdown").stdout, "tiny")
     never = Abstainer([0.0] * len(FEATURES), -50.0, 0.5, "never answers")
     never.save(home)

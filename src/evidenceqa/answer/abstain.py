@@ -15,11 +15,13 @@ signals that compare across questions:
   is stated in a sentence; a near-miss spreads the question's words over a passage);
 - how much the question asks: the number of its terms (a long specific question is missed more
   easily than a short one, so the same coverage means less).
-A logistic model over them is fitted on a content-gap set (questions whose source article is held
-out of the search), labelled by whether the evidence states the answer (`evidenceqa.bench.answers`),
-with the threshold chosen for a target false-abstention rate; it is stored, with the signals it was fitted on, as `abstention.json` in
-the data home. Without one, a conservative floor applies: abstain only when neither retriever
-found anything resembling the question.
+A logistic model over them is fitted on questions whose source is held out of the search and on
+ones whose evidence states the answer (`evidenceqa.answer.calibration`), with the threshold chosen
+for a target false-abstention rate. It is stored, with the signals it was fitted on, as
+`abstention.json` in the data home: fitted on the library itself (`evidenceqa calibrate`, run by
+`ingest`) or on a benchmark (`bench abstention --write`). Until a library has its own, the model
+shipped with the package applies (fitted on the development benchmarks); `Abstainer()` is the
+uncalibrated floor, which abstains only when neither retriever found anything like the question.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ FEATURES = (
     "log_terms",
 )
 CALIBRATION_FILE = "abstention.json"
-RECALIBRATE = "recalibrate with `evidenceqa bench abstention --write`"
+# Fitted on the development benchmarks by benchmarks/abstention_transfer.py --write-default.
+SHIPPED = Path(__file__).with_name("abstention_default.json")
+RECALIBRATE = "recalibrate with `evidenceqa calibrate`"
 COVERAGE_DEPTH = 3  # the evidence an answer is mostly built from
 SPREAD_DEPTH = 10  # the results a reader is shown: how many sources they come from
 # Uncalibrated floor: MiniLM cosines under ~0.2 are unrelated text; no BM25 match at all.
@@ -114,6 +118,8 @@ class Abstainer:
     bias: float = 0.0
     threshold: float = 0.5
     fitted_on: str = ""
+    # The library's content chunks when it was fitted on that library (None: not fitted on it).
+    library_chunks: int | None = None
 
     def __post_init__(self) -> None:
         if self.weights is not None and len(self.weights) != len(FEATURES):
@@ -143,16 +149,22 @@ class Abstainer:
 
     def save(self, home: Path) -> Path:
         """Written with the signals' names, so a later version with other signals refuses the file."""
-        path = home / CALIBRATION_FILE
-        path.write_text(json.dumps({"features": list(FEATURES), **asdict(self)}, indent=1), encoding="utf-8")
+        return self.write(home / CALIBRATION_FILE)
+
+    def write(self, path: Path) -> Path:
+        path.write_text(
+            json.dumps({"features": list(FEATURES), **asdict(self)}, indent=1) + "\n", encoding="utf-8"
+        )
         return path
 
     @classmethod
     def load(cls, home: Path) -> Abstainer:
-        """The calibrated model in the data home, or the uncalibrated floor when there is none."""
+        """The calibrated model in the data home, else the shipped default."""
         path = home / CALIBRATION_FILE
-        if not path.is_file():
-            return cls()
+        return cls.read(path if path.is_file() else SHIPPED)
+
+    @classmethod
+    def read(cls, path: Path) -> Abstainer:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             fitted = data.get("features")
@@ -164,8 +176,9 @@ class Abstainer:
                 f"{path}: fitted on {was} signals, not this version's ({', '.join(FEATURES)}); {RECALIBRATE}"
             )
         try:
+            chunks = data.get("library_chunks")
             return cls(list(map(float, data["weights"])), float(data["bias"]), float(data["threshold"]),
-                       str(data.get("fitted_on", "")))  # fmt: skip
+                       str(data.get("fitted_on", "")), None if chunks is None else int(chunks))  # fmt: skip
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}: not an abstention calibration ({exc}); {RECALIBRATE}") from None
 

@@ -17,51 +17,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evidenceqa.answer.abstain import FEATURES, Abstainer, Judgement, features, fit, threshold_for
+from evidenceqa.answer.abstain import Abstainer, Judgement, features
+from evidenceqa.answer.calibration import Sample, auc, states_answer
 from evidenceqa.answer.pipeline import Answer, Answerer
-from evidenceqa.bench.gaps import auc
 from evidenceqa.bench.retrieval import Question, question_filters
 from evidenceqa.retrieval import Retriever, SearchResponse
 
-# A gold span this long found word for word in another document's chunk means that chunk states
-# the answer too; shorter spans ("3", "bats") turn up anywhere.
-MIN_SPAN_WORDS = 3
-
-
-@dataclass(frozen=True)
-class Sample:
-    query_id: str
-    answerable: bool  # its gold documents stayed in the library
-    signals: dict[str, float]
-    found: bool  # the search returned anything at all
-    # Whether the evidence an answer would be written from states the answer (`answer_in_evidence`).
-    in_evidence: bool
-
-    @property
-    def label(self) -> bool | None:
-        """Verified: True when the evidence holds the answer of an answerable question, False when a
-        gap question's evidence does not; None for the two kinds that say nothing about adequacy."""
-        if self.answerable == self.in_evidence:
-            return self.answerable
-        return None
-
 
 def answer_in_evidence(question: Question, response: SearchResponse, answering: dict[str, str]) -> bool:
-    """Whether a chunk of the evidence states the question's answer: a gold document's chunk with a
-    gold span (any chunk of it when the benchmark has no spans), another chunk with a long gold span
-    word for word, or the chunk a review found to answer it (`answering`: query_id → chunk_id)."""
-    spans = [span.lower() for span in question.gold_passages]
-    long_spans = [span for span in spans if len(span.split()) >= MIN_SPAN_WORDS]
-    for result in response.results:
-        text = result.chunk.text.lower()
-        if result.chunk.doc_id in question.gold_doc_ids and (not spans or any(s in text for s in spans)):
-            return True
-        if (
-            any(span in text for span in long_spans)
-            or answering.get(question.query_id) == result.chunk.chunk_id
-        ):
-            return True
-    return False
+    """Whether the evidence states a benchmark question's answer (`states_answer` on its gold
+    documents and spans), or holds the chunk a review found to answer it (`answering`)."""
+    return states_answer(
+        question.gold_doc_ids, question.gold_passages, response, answering.get(question.query_id)
+    )
 
 
 @dataclass(frozen=True)
@@ -112,34 +80,6 @@ def samples(retriever: Retriever, rows: Sequence[dict[str, Any]], k: int, answer
         )
         on_row()
     return found
-
-
-def calibrate(
-    fitting: Sequence[Sample], max_false_abstention: float, source: str, folds: int = 5
-) -> Abstainer:
-    """A logistic model of adequacy on the verified samples of `fitting`, with the threshold that
-    abstains on at most `max_false_abstention` of its adequate ones. The threshold is read off
-    out-of-fold probabilities: in-sample ones flatter the fit, and the budget was then overspent
-    on new questions."""
-    labelled = [s for s in fitting if s.label is not None]
-    x = [[s.signals[name] for name in FEATURES] for s in labelled]
-    y = [bool(s.label) for s in labelled]
-    weights, bias = fit(x, y)
-    model = Abstainer(weights, bias, 0.5, source)
-    model.threshold = threshold_for(_out_of_fold(x, y, folds), y, max_false_abstention)
-    return model
-
-
-def _out_of_fold(x: list[list[float]], y: list[bool], folds: int) -> list[float]:
-    """Each sample's probability from a model fitted without its fold (fold = position mod folds)."""
-    probabilities = [0.0] * len(x)
-    for fold in range(folds):
-        inside = [i for i in range(len(x)) if i % folds != fold]
-        weights, bias = fit([x[i] for i in inside], [y[i] for i in inside])
-        model = Abstainer(weights, bias)
-        for i in range(fold, len(x), folds):
-            probabilities[i] = model.probability(dict(zip(FEATURES, x[i], strict=True))) or 0.0
-    return probabilities
 
 
 def evaluate(model: Abstainer, held_out: Sequence[Sample], verified: bool = False) -> AbstentionScores:
@@ -251,3 +191,4 @@ def by_answerability(name: str, questions: list[Question]) -> list[tuple[str, li
     answerable = [q for q in questions if q.meta.get("answerable")]
     gaps = [q for q in questions if not q.meta.get("answerable")]
     return [(f"{name} (answerable)", answerable), (f"{name} (content gaps)", gaps)]
+

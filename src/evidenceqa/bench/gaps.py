@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evidenceqa.answer.calibration import auc
 from evidenceqa.bench.retrieval import Question
 from evidenceqa.jsonl import read_rows
 
@@ -79,14 +80,6 @@ def _answering_chunk(row: dict[str, Any]) -> tuple[str, str] | None:
     if not row.get("chunk_id") or not row.get("quote"):
         raise ValueError("an answered verdict names the chunk_id and quotes its sentence")
     return str(row["query_id"]), str(row["chunk_id"])
-
-
-def auc(positives: list[float], negatives: list[float]) -> float:
-    """The chance that a random positive scores above a random negative (ties count half)."""
-    if not positives or not negatives:
-        return float("nan")
-    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
-    return wins / (len(positives) * len(negatives))
 
 
 def separation(

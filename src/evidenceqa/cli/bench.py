@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.calibration import calibrate, library_size
 from evidenceqa.bench import answers as bench_answers
 from evidenceqa.bench import gaps as bench_gaps
 from evidenceqa.bench import grid as bench_grid
@@ -276,10 +277,10 @@ def abstention(
         found = bench_answers.samples(open_retriever(engine), rows, settings.evidence_k, answering,
                                       lambda: bar.advance(bar.task_ids[0]))  # fmt: skip
     fitting, held_out = bench_answers.halves(found)
-    model = bench_answers.calibrate(fitting, max_false, f"{benchmark.name} (even questions), seed {seed}")
+    model = calibrate(fitting, max_false, f"{benchmark.name} (even questions), seed {seed}")
     calibrated = f"calibrated (≤ {max_false:.0%} false on the fit half)"
     # The halves swapped: how much the figures owe to which questions fell in which half.
-    swapped = bench_answers.calibrate(held_out, max_false, "")
+    swapped = calibrate(held_out, max_false, "")
     table = [
         bench_answers.evaluate(Abstainer(), held_out).row("uncalibrated floor", "as held out"),
         bench_answers.evaluate(model, held_out).row(calibrated, "as held out"),
@@ -295,6 +296,8 @@ def abstention(
     emit(bench_answers.LEFT_OUT_HEADERS, bench_answers.left_out(model, held_out), markdown_output,
          [False, True, True], "left out of the verified labels")  # fmt: skip
     if write:
+        with open_engine(settings) as engine:  # keyed to the library it was fitted on, as `calibrate` does
+            model.library_chunks = library_size(engine.catalogue)
         err.print(f"calibration: {model.save(settings.home)}")
 
 

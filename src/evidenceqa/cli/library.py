@@ -13,6 +13,7 @@ from evidenceqa import preview
 from evidenceqa.catalogue import Catalogue
 from evidenceqa.chunking import STRATEGIES, ChunkStats, chunk_stats
 from evidenceqa.cli.app import app
+from evidenceqa.cli.calibrate import calibrate_library
 from evidenceqa.cli.common import chunking, emit, err, fail, out, settings_of, warn
 from evidenceqa.cli.search import sync_index
 from evidenceqa.config import Settings
@@ -45,7 +46,15 @@ def ingest(
     if not any(r.status != "failed" for r in reports):
         raise typer.Exit(1)
     if index:
-        sync_index(settings)
+        _index_and_calibrate(settings)
+
+
+def _index_and_calibrate(settings: Settings) -> None:
+    """The index brought up to the library, then abstention refitted if the library is new to it or
+    has changed enough since (`calibration_questions` 0: never here)."""
+    sync_index(settings)
+    if settings.calibration_questions:
+        calibrate_library(settings, settings.calibration_questions)
 
 
 def _run_ingest(ingestor: Ingestor, files: list[Path]) -> list[FileReport]:
@@ -104,7 +113,7 @@ def remove(
     if len(missing) == len(doc_ids):
         raise typer.Exit(1)
     if index:
-        sync_index(settings_of(ctx))
+        _index_and_calibrate(settings_of(ctx))
 
 
 @app.command()

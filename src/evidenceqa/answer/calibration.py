@@ -1,0 +1,228 @@
+"""Fitting abstention: labelled searches → a calibrated `Abstainer`, on benchmarks or on the library itself.
+
+A sample is one question searched as an answer would be, with its adequacy signals and two labels:
+whether its source stayed in the library (`answerable`) and whether the evidence states the answer
+(`in_evidence`). Only the samples where the two agree are fitted on ("verified"): an answerable
+question whose evidence misses the answer, or a gap question answered by another source, says
+nothing about whether the signals tell adequate evidence from inadequate.
+
+Self-calibration (`self_calibrate`) makes those samples from the user's own library, with no
+benchmark and no review: questions written from the library's sentences (`evidenceqa.answer.probes`)
+are searched once as they are (answerable when the evidence holds the sentence) and once with their
+document held out of the search (a gap, unless another document states the sentence word for word).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evidenceqa.answer.abstain import FEATURES, Abstainer, features, fit, threshold_for
+from evidenceqa.answer.probes import Probe, probes
+from evidenceqa.catalogue import Catalogue
+from evidenceqa.index.base import Filters
+from evidenceqa.retrieval import Retriever, SearchResponse
+
+# A gold span this long found word for word in another document's chunk means that chunk states
+# the answer too; shorter spans ("3", "bats") turn up anywhere.
+MIN_SPAN_WORDS = 3
+# Fewer verified samples of either kind than this and a fit says more about chance than about the
+# library: the shipped default stays.
+MIN_SAMPLES = 30
+# Refit once the library's content chunks have changed by this share since the fit.
+REFRESH_SHARE = 0.2
+FOLDS = 5
+
+
+@dataclass(frozen=True)
+class Sample:
+    query_id: str
+    answerable: bool  # its gold documents stayed in the library
+    signals: dict[str, float]
+    found: bool  # the search returned anything at all
+    # Whether the evidence an answer would be written from states the answer (`states_answer`).
+    in_evidence: bool
+
+    @property
+    def label(self) -> bool | None:
+        """Verified: True when the evidence holds the answer of an answerable question, False when a
+        gap question's evidence does not; None for the two kinds that say nothing about adequacy."""
+        if self.answerable == self.in_evidence:
+            return self.answerable
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query_id": self.query_id, "answerable": self.answerable, "signals": self.signals,
+                "found": self.found, "in_evidence": self.in_evidence}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Sample:
+        return cls(str(data["query_id"]), bool(data["answerable"]), dict(data["signals"]),
+                   bool(data["found"]), bool(data["in_evidence"]))  # fmt: skip
+
+
+def states_answer(
+    gold_doc_ids: Sequence[str],
+    spans: Sequence[str],
+    response: SearchResponse,
+    answering_chunk: str | None = None,
+) -> bool:
+    """Whether a chunk of the evidence states the answer: a gold document's chunk with a gold span
+    (any chunk of it when there are no spans), another chunk with a long span word for word, or the
+    chunk a reviewer found to answer (`answering_chunk`)."""
+    lowered = [span.lower() for span in spans]
+    long_spans = [span for span in lowered if len(span.split()) >= MIN_SPAN_WORDS]
+    for result in response.results:
+        text = result.chunk.text.lower()
+        if result.chunk.doc_id in gold_doc_ids and (not lowered or any(s in text for s in lowered)):
+            return True
+        if any(span in text for span in long_spans) or result.chunk.chunk_id == answering_chunk:
+            return True
+    return False
+
+
+def calibrate(
+    fitting: Sequence[Sample],
+    max_false_abstention: float,
+    source: str,
+    folds: int = FOLDS,
+    groups: Sequence[str] | None = None,
+) -> Abstainer:
+    """A logistic model of adequacy on the verified samples of `fitting`, with the threshold that
+    abstains on at most `max_false_abstention` of its adequate ones — of each of `groups` (one name
+    per sample: a question style, a benchmark) when given, so that no kind of question pays for
+    another being easy. The threshold is read off out-of-fold probabilities: in-sample ones flatter
+    the fit, and the budget was then overspent on new questions."""
+    kinds = groups or [""] * len(fitting)
+    labelled = [(s, kind) for s, kind in zip(fitting, kinds, strict=True) if s.found and s.label is not None]
+    x = [[s.signals[name] for name in FEATURES] for s, _ in labelled]
+    y = [bool(s.label) for s, _ in labelled]
+    weights, bias = fit(x, y)
+    model = Abstainer(weights, bias, 0.5, source)
+    probabilities = out_of_fold(x, y, folds)
+    model.threshold = min(
+        threshold_for(
+            [p for p, (_, k) in zip(probabilities, labelled, strict=True) if k == kind],
+            [ok for ok, (_, k) in zip(y, labelled, strict=True) if k == kind],
+            max_false_abstention,
+        )
+        for kind in sorted(set(kinds))
+    )
+    return model
+
+
+def out_of_fold(x: list[list[float]], y: list[bool], folds: int = FOLDS) -> list[float]:
+    """Each sample's probability from a model fitted without its fold (fold = position mod folds)."""
+    probabilities = [0.0] * len(x)
+    for fold in range(folds):
+        inside = [i for i in range(len(x)) if i % folds != fold]
+        weights, bias = fit([x[i] for i in inside], [y[i] for i in inside])
+        model = Abstainer(weights, bias)
+        for i in range(fold, len(x), folds):
+            probabilities[i] = model.probability(dict(zip(FEATURES, x[i], strict=True))) or 0.0
+    return probabilities
+
+
+def auc(positives: Sequence[float], negatives: Sequence[float]) -> float:
+    """The chance that a random positive scores above a random negative (ties count half)."""
+    if not positives or not negatives:
+        return float("nan")
+    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return wins / (len(positives) * len(negatives))
+
+
+def library_size(catalogue: Catalogue) -> int:
+    """The content chunks of the library: what a calibration is keyed to."""
+    return catalogue.term_frequencies(())[0]
+
+
+def too_small(catalogue: Catalogue) -> str | None:
+    """Why the library is too small to calibrate itself (one question per document: fewer than
+    MIN_SAMPLES documents cannot verify MIN_SAMPLES of either kind), or None."""
+    documents = sum(1 for _ in catalogue.documents())
+    return f"{documents} documents; {MIN_SAMPLES} are needed" if documents < MIN_SAMPLES else None
+
+
+def stale(model: Abstainer, catalogue: Catalogue) -> str | None:
+    """Why the library should calibrate itself again, or None when `model` still fits it: it was
+    not fitted on this library, or the library has changed by REFRESH_SHARE since."""
+    if model.library_chunks is None:
+        return "not yet calibrated on this library"
+    now = library_size(catalogue)
+    change = abs(now - model.library_chunks) / max(1, model.library_chunks)
+    if change >= REFRESH_SHARE:
+        return f"the library changed by {change:.0%} since its calibration ({model.library_chunks:,} → {now:,} chunks)"
+    return None
+
+
+@dataclass(frozen=True)
+class SelfCalibration:
+    model: Abstainer | None  # None: too few verified samples to fit (the reason says why)
+    probes: list[Probe]
+    samples: list[Sample]  # per probe: answerable, then held out
+    reason: str = ""
+
+    def counts(self) -> dict[str, int]:
+        labels = Counter(s.label for s in self.samples)
+        return {"questions": len(self.probes), "adequate": labels[True], "gaps": labels[False],
+                "unverified": labels[None]}  # fmt: skip
+
+    def styles(self) -> dict[str, int]:
+        return dict(Counter(p.style for p in self.probes))
+
+    def cross_validated(self) -> tuple[float, float, float]:
+        """(gaps abstained, false abstentions, AUC) of the fit's own out-of-fold probabilities at its
+        threshold: how well the library's signals separate, on questions no fold was fitted on."""
+        labelled = [s for s in self.samples if s.found and s.label is not None]
+        if self.model is None or not labelled:
+            return float("nan"), float("nan"), float("nan")
+        x = [[s.signals[name] for name in FEATURES] for s in labelled]
+        y = [bool(s.label) for s in labelled]
+        p = out_of_fold(x, y)
+        gaps = [pi < self.model.threshold for pi, ok in zip(p, y, strict=True) if not ok]
+        adequate = [pi < self.model.threshold for pi, ok in zip(p, y, strict=True) if ok]
+        return (sum(gaps) / len(gaps), sum(adequate) / len(adequate),
+                auc([pi for pi, ok in zip(p, y, strict=True) if ok], [pi for pi, ok in zip(p, y, strict=True) if not ok]))  # fmt: skip
+
+
+def self_calibrate(
+    catalogue: Catalogue,
+    retriever: Retriever,
+    k: int,
+    questions: int,
+    max_false_abstention: float = 0.10,
+    seed: int = 13,
+    on_probe: Callable[[], None] = lambda: None,
+) -> SelfCalibration:
+    """Abstention fitted on the library's own questions (`probes`), each searched with its evidence
+    budget `k` as it is and with its document held out; never a benchmark question."""
+    small = too_small(catalogue)
+    if small:
+        return SelfCalibration(None, [], [], small)
+    made = probes(catalogue, questions, seed)
+    samples: list[Sample] = []
+    for probe in made:
+        for held_out in (False, True):
+            filters = Filters(exclude_doc_ids=(probe.doc_id,)) if held_out else None
+            response = retriever.search(probe.question, k=k, filters=filters)
+            samples.append(
+                Sample(
+                    f"{probe.chunk_id}{'/held-out' if held_out else ''}",
+                    not held_out,
+                    features(response, retriever.embedder) if response.results else {},
+                    bool(response.results),
+                    states_answer((probe.doc_id,), (probe.passage,), response),
+                )
+            )
+        on_probe()
+    labels = Counter(s.label for s in samples if s.found)
+    if min(labels[True], labels[False]) < MIN_SAMPLES:
+        reason = (f"{labels[True]} adequate and {labels[False]} gap questions verified from "
+                  f"{len(made)} made; {MIN_SAMPLES} of each are needed")  # fmt: skip
+        return SelfCalibration(None, made, samples, reason)
+    source = f"self-calibrated on {len(made)} questions from the library"
+    model = calibrate(samples, max_false_abstention, source, groups=[p.style for p in made for _ in range(2)])
+    model.library_chunks = library_size(catalogue)
+    return SelfCalibration(model, made, samples)
