@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from evidenceqa.answer.base import Evidence
+from evidenceqa.answer.extractive import ExtractiveGenerator
 from evidenceqa.config import Settings
 from evidenceqa.documents import Chunk
 from evidenceqa.embeddings import CachedEmbedder, load_embedder
@@ -99,3 +102,8 @@ def numbered(*names: str) -> list[Evidence]:
 def real_embedder(home: Path, models_dir: Path) -> CachedEmbedder:
     """The default embedder; `models_dir` is the session's, so MiniLM is exported once per session."""
     return load_embedder(Settings(home=home, models_dir=models_dir, embedder="minilm-onnx"))
+
+
+def extractive_generator(tmp_path_factory: pytest.TempPathFactory, models_dir: Path) -> ExtractiveGenerator:
+    """The offline generator over the real embedder, in a home of its own."""
+    return ExtractiveGenerator(real_embedder(tmp_path_factory.mktemp("extractive"), models_dir))

@@ -12,26 +12,33 @@ import pytest
 
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence
 from evidenceqa.answer.citations import split_answer
-from evidenceqa.answer.extractive import ExtractiveGenerator, sentence_score
+from evidenceqa.answer.extractive import ExtractiveGenerator, _candidates, sentence_score
+from evidenceqa.answer.findings import direction_of
 from evidenceqa.embeddings import CachedEmbedder
-from tests.answer.evidence import CHUNKS, chunk, numbered, real_embedder
+from tests.answer.evidence import CHUNKS, chunk, extractive_generator, numbered
 
 CLIPPING = "Does clipping rather than shaving reduce surgical site infection?"
 CLIPPING_SENTENCE = (
     "When hair must be removed, clipping rather than shaving with a razor reduces the risk of "
     "surgical site infection."
 )
+# An abstract that states its aim and method before its finding, in the words of the question.
+SHAVING_STUDY = (
+    "To determine whether shaving before spinal surgery increases surgical site infection, we reviewed "
+    "the records of 1,200 patients. Shaving increased the rate of surgical site infection after spinal "
+    "surgery compared with clipping (4.1% vs 1.9%, p < 0.01)."
+)
 RAZORS_SENTENCE = "Razors cause microscopic cuts in the skin that become colonised by bacteria."
 
 
-@pytest.fixture(scope="session")
-def embedder(tmp_path_factory: pytest.TempPathFactory, models_dir) -> CachedEmbedder:
-    return real_embedder(tmp_path_factory.mktemp("extractive"), models_dir)
+@pytest.fixture(scope="module")
+def generator(tmp_path_factory: pytest.TempPathFactory, models_dir) -> ExtractiveGenerator:
+    return extractive_generator(tmp_path_factory, models_dir)
 
 
-@pytest.fixture(scope="session")
-def generator(embedder: CachedEmbedder) -> ExtractiveGenerator:
-    return ExtractiveGenerator(embedder)
+@pytest.fixture(scope="module")
+def embedder(generator: ExtractiveGenerator) -> CachedEmbedder:
+    return generator.embedder
 
 
 def answer(generator: ExtractiveGenerator, question: str, *names: str) -> Draft:
@@ -47,7 +54,9 @@ def test_quotes_the_answering_sentence_verbatim_and_cites_its_block(generator):
     assert cited.get(CLIPPING_SENTENCE) == [2]
     assert CLIPPING_SENTENCE in CHUNKS["hair"].body
     assert f"{CLIPPING_SENTENCE} [2]" in draft.text
-    assert all(s.supported is True and s.support == 1.0 for s in draft.sentences)
+    # A yes/no question: the rule-made line first, then verbatim sentences only.
+    assert direction_of(draft.sentences[0].text) == "yes" and draft.sentences[0].citations == [2]
+    assert all(s.supported is True and s.support == 1.0 for s in draft.sentences[1:])
 
 
 def test_every_sentence_is_verbatim_from_the_block_it_cites(generator):
@@ -107,23 +116,34 @@ def test_no_evidence_abstains(generator):
     assert generator.generate(CLIPPING, []).abstained
 
 
-def test_sentences_of_a_block_keep_their_order_in_the_body(generator):
-    # The razors sentence scores highest, but it follows the clipping sentence in the body.
-    draft = answer(generator, "Why do razors increase infection?", "hair")
+def test_the_finding_leads_not_the_aim_or_the_method(generator):
+    study = chunk(
+        "shave-2007#1", SHAVING_STUDY, "Shaving and infection after spinal surgery", 2007, ["Abstract"]
+    )
+    draft = generator.generate(
+        "Does shaving before spinal surgery increase infection?", [Evidence(1, study, 0.9)]
+    )
 
-    assert [s.text for s in draft.sentences] == [CLIPPING_SENTENCE, RAZORS_SENTENCE]
+    quoted = [s.text for s in draft.sentences if direction_of(s.text) is None]
+    assert quoted[0].startswith("Shaving increased the rate of surgical site infection"), quoted
+    assert direction_of(draft.sentences[0].text) == "yes"
 
 
-def test_blocks_come_in_evidence_order_not_score_order(generator):
+def test_sources_come_best_first_grouped_with_their_best_sentence_first(generator):
     evidence = numbered("hair", "chlorhexidine")
     question = "How do chlorhexidine-alcohol and clipping compare for preventing surgical site infection?"
     draft = generator.generate(question, evidence)
 
     blocks = [s.citations[0] for s in draft.sentences]
-    assert blocks[0] == 1 and blocks.count(2) >= 2, blocks  # the best sentences are in [2]
-    assert blocks == sorted(blocks)
-    offsets = [evidence[1].chunk.body.index(s.text) for s in draft.sentences if s.citations == [2]]
-    assert offsets == sorted(offsets)
+    assert blocks[0] == 2 and blocks == sorted(blocks, key=lambda n: n != 2), blocks  # [2] answers best
+
+
+def test_a_source_whose_best_sentence_falls_short_is_left_out_whole(generator):
+    evidence = numbered("hair", "chlorhexidine", "tranexamic")
+    chosen = generator._choose(CLIPPING, _candidates(evidence))
+    # Tranexamic acid shares "surgery" and little else: none of its sentences comes with the answer.
+    assert chosen and all(c.n != 3 for c in chosen)
+    assert {c.n for c in chosen} <= {1, 2}
 
 
 @pytest.mark.parametrize(

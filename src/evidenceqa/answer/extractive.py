@@ -1,8 +1,10 @@
 """The offline default generator: an answer made of the evidence's own sentences, each cited.
 
 No language model and no cost: the sentences of the evidence chunks are scored against the question
-(query terms weighted by rarity, embedding similarity, position), the best few that say different
-things are kept, and they are shown in reading order as verbatim extracts with their [n].
+(query terms weighted by rarity, embedding similarity, whether they state a finding, position), the
+best few that say different things are kept from the sources that are about the question, and they
+are shown as verbatim extracts with their [n], grouped by source in retrieval order, each source's
+best sentence first. A yes/no question gets a first line saying which way the findings point.
 """
 
 from __future__ import annotations
@@ -17,15 +19,18 @@ import numpy as np
 from evidenceqa.analysis import terms
 from evidenceqa.answer.base import Draft, Evidence, Sentence, abstention
 from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf
+from evidenceqa.answer.findings import asks_yes_or_no, finding_weight, verdict, vote_weight
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.sentences import ends_sentence
 
-# score = TERM_WEIGHT · term weight + SIMILARITY_WEIGHT · cosine + POSITION_WEIGHT · position,
-# each part 0–1 (see `sentence_score`). Similarity leads because it catches paraphrase; terms keep
-# the exact clinical words (drug names, procedures) decisive; position only breaks near-ties.
+# score = TERM_WEIGHT · term weight + SIMILARITY_WEIGHT · cosine + POSITION_WEIGHT · position
+# + FINDING_WEIGHT · finding, each part 0–1 (finding -1–1; see `sentence_score`). Similarity leads
+# because it catches paraphrase; terms keep the exact clinical words (drug names, procedures)
+# decisive; a stated result beats an aim or a method on the same words; position breaks near-ties.
 TERM_WEIGHT = 0.4
 SIMILARITY_WEIGHT = 0.5
 POSITION_WEIGHT = 0.1
+FINDING_WEIGHT = 0.1
 # Position: each later sentence of a chunk, and each lower-ranked block, counts this much less.
 # The block's rank weighs twice the sentence's place, so of two equal sentences the one retrieval
 # ranked higher wins.
@@ -39,8 +44,10 @@ RANK_SHARE = 2 / 3
 MIN_TERM_WEIGHT = 0.2
 MIN_SIMILARITY = 0.5
 # Kept sentences score at least this share of the best one: a clear answer is not padded with
-# sentences that barely relate to the question.
+# sentences that barely relate to the question. A source is kept only if its best sentence scores
+# SOURCE_CUTOFF of the best: a patient leaflet's line that shares a word does not join a study's finding.
 RELATIVE_CUTOFF = 0.6
+SOURCE_CUTOFF = 0.8
 # Near-duplicates: a sentence this similar to one already chosen, or whose terms are this much
 # contained in one already chosen, adds nothing.
 DUPLICATE_COSINE = 0.9
@@ -79,15 +86,22 @@ class _Candidate:
     index: int  # the sentence's place among its chunk's answerable sentences
     text: str
     terms: frozenset[str]
+    finding: float  # `finding_weight`: a result (1) rather than an aim or a method (-1)
+    vote: float  # `vote_weight`: how much it counts towards a yes/no verdict
+    doc_id: str
 
 
-def sentence_score(term_weight: float, similarity: float, index: int, rank: int) -> float:
+def sentence_score(
+    term_weight: float, similarity: float, index: int, rank: int, finding: float = 0.0
+) -> float:
     """The score of one evidence sentence for a question, from its parts:
     `term_weight` — the rarity-weighted share of the question's terms it contains (0–1);
     `similarity` — its embedding cosine with the question (negative counts as 0);
-    `index`, `rank` — its place in its chunk and its chunk's place in the evidence (0 = first)."""
+    `index`, `rank` — its place in its chunk and its chunk's place in the evidence (0 = first);
+    `finding` — whether it states a result (1) or an aim, a method, background (-1)."""
     position = RANK_SHARE * POSITION_DECAY**rank + (1 - RANK_SHARE) * POSITION_DECAY**index
-    return TERM_WEIGHT * term_weight + SIMILARITY_WEIGHT * max(similarity, 0.0) + POSITION_WEIGHT * position
+    return (TERM_WEIGHT * term_weight + SIMILARITY_WEIGHT * max(similarity, 0.0)
+            + POSITION_WEIGHT * position + FINDING_WEIGHT * finding)  # fmt: skip
 
 
 class ExtractiveGenerator:
@@ -107,10 +121,14 @@ class ExtractiveGenerator:
         if not chosen:
             draft = abstention(self.name)
         else:
-            chosen.sort(key=lambda c: (c.rank, c.index))  # reads as extracts, block by block
-            shown = [(_without_reference_marks(c.text), c.n) for c in chosen]
-            sentences = [Sentence(text, [n], supported=True, support=1.0) for text, n in shown]
-            text = " ".join(f"{text} [{n}]" for text, n in shown)
+            sentences = [Sentence(_without_reference_marks(c.text), [c.n], supported=True, support=1.0)
+                         for c in chosen]  # fmt: skip
+            if asks_yes_or_no(question):
+                # Derived by rule from the findings it cites, which follow it verbatim.
+                findings = [c for c in chosen if c.finding > 0]
+                found = verdict([(c.text, c.n) for c in findings], [c.vote for c in findings])
+                sentences.insert(0, Sentence(found.line(), found.citations, supported=True))
+            text = " ".join(f"{s.text} {''.join(f'[{n}]' for n in s.citations)}".strip() for s in sentences)
             draft = Draft(text, sentences, abstained=False, model=self.name)
         if on_delta:
             on_delta(draft.text)
@@ -124,11 +142,16 @@ class ExtractiveGenerator:
         similarities = vectors @ self.embedder.embed_query(question)
         weights = _term_weights(set(terms(question)), candidates)
         scores = {
-            i: sentence_score(w, float(s), candidates[i].index, candidates[i].rank)
+            i: sentence_score(w, float(s), candidates[i].index, candidates[i].rank, candidates[i].finding)
             for i, (w, s) in enumerate(zip(weights, similarities, strict=True))
-            if w >= MIN_TERM_WEIGHT or s >= MIN_SIMILARITY
+            # A study's aim or method is never the answer, however well it matches the question.
+            if (w >= MIN_TERM_WEIGHT or s >= MIN_SIMILARITY) and candidates[i].finding > -1
         }
-        return [candidates[i] for i in self._select(scores, candidates, vectors)] if scores else []
+        if not scores:
+            return []
+        return _by_source(
+            [candidates[i] for i in self._select(scores, candidates, vectors)], scores, candidates
+        )
 
     def _select(
         self, scores: dict[int, float], candidates: list[_Candidate], vectors: np.ndarray
@@ -150,6 +173,23 @@ class ExtractiveGenerator:
         return chosen
 
 
+def _by_source(
+    chosen: list[_Candidate], scores: dict[int, float], candidates: list[_Candidate]
+) -> list[_Candidate]:
+    """The chosen sentences of the sources about the question (best sentence ≥ SOURCE_CUTOFF of the
+    best), grouped by source in retrieval order (which judges a whole source better than one
+    sentence does), each source's best sentence first."""
+    score = {id(candidates[i]): s for i, s in scores.items()}
+    best: dict[str, float] = {}
+    rank: dict[str, int] = {}
+    for c in chosen:
+        best[c.doc_id] = max(best.get(c.doc_id, 0.0), score[id(c)])
+        rank[c.doc_id] = min(rank.get(c.doc_id, c.rank), c.rank)
+    top = max(best.values())
+    kept = [c for c in chosen if best[c.doc_id] >= SOURCE_CUTOFF * top]
+    return sorted(kept, key=lambda c: (rank[c.doc_id], -score[id(c)]))
+
+
 def _without_reference_marks(text: str) -> str:
     """The source's own numbered references ("… 14 days [11] ,") removed: in an answer, [n] must
     always mean our evidence n. The citation keeps the verbatim text for highlighting."""
@@ -157,11 +197,14 @@ def _without_reference_marks(text: str) -> str:
 
 
 def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
-    return [
-        _Candidate(rank, item.n, index, sentence.text, frozenset(terms(sentence.text)))
-        for rank, item in enumerate(evidence)
-        for index, sentence in enumerate(answerable_sentences(item.chunk.body))
-    ]
+    found = []
+    for rank, item in enumerate(evidence):
+        for index, sentence in enumerate(answerable_sentences(item.chunk.body)):
+            path = item.chunk.section_path
+            found.append(_Candidate(rank, item.n, index, sentence.text, frozenset(terms(sentence.text)),
+                                    finding_weight(sentence.text, path), vote_weight(sentence.text, path),
+                                    item.chunk.doc_id))  # fmt: skip
+    return found
 
 
 def answerable_sentences(body: str) -> list[BodySentence]:

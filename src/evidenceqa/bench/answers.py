@@ -19,6 +19,7 @@ from typing import Any
 
 from evidenceqa.answer.abstain import Abstainer, Judgement, features
 from evidenceqa.answer.calibration import Sample, auc, states_answer
+from evidenceqa.answer.findings import direction_of
 from evidenceqa.answer.pipeline import Answer, Answerer
 from evidenceqa.bench.retrieval import Question, question_filters
 from evidenceqa.retrieval import Retriever, SearchResponse
@@ -192,3 +193,23 @@ def by_answerability(name: str, questions: list[Question]) -> list[tuple[str, li
     gaps = [q for q in questions if not q.meta.get("answerable")]
     return [(f"{name} (answerable)", answerable), (f"{name} (content gaps)", gaps)]
 
+
+@dataclass(frozen=True)
+class SourceScore:
+    """Where an answer's sentences come from: how many of its quoted sentences cite a gold
+    document, and whether the first one does (the sentence a clinician reads)."""
+
+    sentences: int
+    from_gold: int
+    first_from_gold: bool
+    direction: str | None  # the yes/no line's direction, when the answer has one
+
+
+def score_sources(question: Question, answer: Answer) -> SourceScore:
+    """Only the sentences that quote evidence count (not the rule-made yes/no line); a sentence is
+    from gold when a number it cites is a chunk of a gold document."""
+    doc_of = {c.n: c.doc_id for c in answer.citations}
+    quoted = [s for s in answer.sentences if direction_of(s.text) is None]
+    gold = [any(doc_of.get(n) in question.gold_doc_ids for n in s.citations) for s in quoted]
+    direction = next((d for s in answer.sentences if (d := direction_of(s.text))), None)
+    return SourceScore(len(quoted), sum(gold), bool(gold and gold[0]), direction)

@@ -1,0 +1,72 @@
+"""Do answers lead with the finding, from the right article? And which way do they point?
+
+Each answerable question of each benchmark is answered as `ask` answers it (extractive, the
+adequacy check off, so that every question is answered and the generator alone is measured):
+- the share of quoted answer sentences that cite a gold article, and of first sentences that do;
+- on questions with a yes/no/maybe decision (PubMedQA's `final_decision`), the accuracy of the
+  answer's yes/no line ("mixed" and "unclear" count as "maybe"), beside the majority class.
+Example:
+
+    .venv/bin/python benchmarks/answer_sources.py --home .evidenceqa-bench --limit 200 \\
+        ../shared/data/benchmarks/clinician-dev.jsonl ../shared/data/benchmarks/pubmedqa.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+from evidenceqa import markdown
+from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.bench.answers import score_sources
+from evidenceqa.bench.retrieval import question_filters, read_questions
+from evidenceqa.cache import MemoryCache
+from evidenceqa.config import load_settings
+from evidenceqa.engine import Engine
+
+MAYBE = {"mixed": "maybe", "unclear": "maybe"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("benchmarks", type=Path, nargs="+")
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--limit", type=int, default=None)
+    args = parser.parse_args()
+    sources, directions = [], []
+    with Engine.open(load_settings(home=args.home)) as engine:
+        answerer = replace(engine.answerer(MemoryCache(1)), abstainer=Abstainer())
+        for path in args.benchmarks:
+            questions = [q for q in read_questions(path, args.limit) if q.answerable]
+            scores, decided = [], []
+            for q in questions:
+                answer = answerer.ask(q.question, question_filters(q), use_cache=False)
+                score = score_sources(q, answer)
+                scores.append(score)
+                if "final_decision" in q.meta and score.direction is not None:
+                    decided.append((q.meta["final_decision"], MAYBE.get(score.direction, score.direction)))
+            answered = [s for s in scores if s.sentences]
+            total = sum(s.sentences for s in answered)
+            sources.append([path.stem, f"{len(answered):,}", f"{sum(s.from_gold for s in answered) / total:.1%}",
+                            f"{sum(s.first_from_gold for s in answered) / len(answered):.1%}"])  # fmt: skip
+            if decided:
+                majority, count = Counter(truth for truth, _ in decided).most_common(1)[0]
+                said = Counter(guess for _, guess in decided)
+                directions.append([path.stem, f"{len(decided):,}",
+                                   f"{sum(t == g for t, g in decided) / len(decided):.3f}",
+                                   f"{count / len(decided):.3f} ({majority})",
+                                   ", ".join(f"{n} {d}" for d, n in sorted(said.items()))])  # fmt: skip
+    print(markdown.table(["Benchmark", "Answered", "Sentences from a gold article", "First sentence from a gold article"],
+                         sources, [False, True, True, True]))  # fmt: skip
+    if directions:
+        print()
+        print(markdown.table(["Benchmark", "Yes/no questions", "Direction accuracy", "Majority class", "Said"],
+                             directions, [False, True, True, True, False]))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Which sentences state a finding, and which way the evidence points on a yes/no question.
+
+A clinician reads the first sentence of an answer and maybe the second: it should say what was
+found ("was associated with", "did not reduce", a rate or an odds ratio), not what the study set
+out to do ("To determine whether …") or how ("We retrospectively reviewed …"). Sentences in a
+Results or Conclusions section, or with the language of a result, weigh up; aims, methods and
+background weigh down. For a question that asks yes or no, the sentences that state a finding
+vote: a negated result ("did not", "no significant difference") says no, a stated effect says yes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_RESULT = re.compile(
+    r"\b(?:was|were|is|are)\s+(?:significantly\s+|independently\s+|strongly\s+)?(?:associated|correlated|linked)"
+    r"|\bsignificant(?:ly)?\b|\b(?:reduc|increas|decreas|improv|lower|rais|shorten|prolong|prevent)(?:ed|es)\b"
+    r"|\b(?:higher|lower|fewer|greater|shorter|longer|less|more)\s+(?:than|in|among|with)\b"
+    r"|\b(?:odds|hazard|risk)\s+ratio|\b(?:OR|RR|HR|CI)\b|\bp\s*[<=>≤]\s*0?\.\d|\d\s*%"
+    r"|\b(?:resulted in|led to|did not|was not|were not|no (?:significant|difference|association|effect|benefit))"
+    r"|\b(?:effective|safe|superior|inferior|comparable|similar|predict(?:s|ed|ive)?|recommend(?:s|ed)?)\b"
+    r"|\b(?:we|these|our) (?:found|showed|conclude|suggest|demonstrate)|\b(?:in conclusion|overall|taken together)\b",
+    re.I,
+)
+_NOT_A_FINDING = re.compile(
+    r"^(?:to (?:determine|assess|evaluate|investigate|examine|compare|identify|describe|test|explore)\b"
+    r"|(?:the |our )?(?:aim|objective|purpose|goal)s? (?:of|was|were|is)\b|we (?:aimed|sought|hypothesi[sz]ed)\b"
+    r"|this (?:study|review|trial|paper|article) (?:aims|aimed|was designed|investigates|examines|describes)\b"
+    r"|we (?:retrospectively |prospectively )?(?:reviewed|enrolled|recruited|conducted|performed|analy[sz]ed|collected|searched)\b"
+    r"|(?:a total of )?\d+ (?:patients|participants|subjects|children|women|men) (?:were|was) (?:enrolled|included|recruited|randomi[sz]ed)\b"
+    r"|data (?:were|was) (?:collected|obtained|extracted|analy[sz]ed)\b)",
+    re.I,
+)
+_FINDING_SECTION = re.compile(
+    r"\b(?:results?|conclusions?|findings|interpretation|summary|discussion|recommendations?)\b", re.I
+)
+_OTHER_SECTION = re.compile(
+    r"\b(?:methods?|materials|design|setting|patients and methods|participants|objectives?|aims?|purpose"
+    r"|background|introduction|context)\b",
+    re.I,
+)
+# A stated absence of effect: the evidence says no to "does X …?".
+_NEGATED = re.compile(
+    r"\b(?:did|does|do|was|were|is|are|could|can|should|has|have)\s+not\b|\b(?:didn't|doesn't|don't|wasn't|weren't|isn't|aren't)\b"
+    r"|\bno (?:[\w-]+ ){0,2}(?:differences?|associations?|effects?|benefits?|improvement|reduction|increase"
+    r"|changes?|evidence|correlation|relation(?:ship)?|indications?|value|role|alteration|impact|advantage)\b"
+    r"|\black of (?:[\w-]+ ){0,1}(?:correlation|association|effect|evidence|benefit|difference)\b"
+    r"|\bnot (?:significantly|associated|related|correlated|different|effective|superior|improved|reduced)\b"
+    r"|\b(?:failed to|neither|unrelated|no longer|not statistically)\b"
+    r"|\b(?:similar|comparable|equivalent) (?:in|between|to|rates|outcomes)\b",
+    re.I,
+)
+# A stated effect or property: what says yes to "does X …?" (a rate or a count alone does not).
+_STATED = re.compile(
+    r"\bsignificant(?:ly)?\b|\b(?:reduc|increas|decreas|improv|rais|prevent|enhanc|lower)(?:ed|es|e|s)?\b"
+    r"|\b(?:associated|correlated|linked) with\b|\bpredict(?:s|ed|ive|or)?\b|\b(?:feasible|useful|beneficial"
+    r"|better|worse|benefits?|effective|efficacious|accurate(?:ly)?|reliabl[ey]|safe(?:ly)?|justified|necessary"
+    r"|superior|inferior|recommend(?:s|ed)?)\b|\bpositive (?:impact|effect|association)"
+    r"|\bcan be (?:considered|used|predicted)|\bconsequence of|\brole in\b|\b(?:resulted in|led to)\b",
+    re.I,
+)
+# A conclusion says what the study found as a whole: it outweighs a single result.
+_CONCLUDING = re.compile(
+    r"^(?:in conclusion|overall|taken together|in summary|these (?:results|findings|data)|our (?:results|findings|data)"
+    r"|we conclude|this study (?:shows|showed|demonstrates|suggests))\b",
+    re.I,
+)
+_CONCLUSION_SECTION = re.compile(r"\b(?:conclusions?|interpretation|summary)\b", re.I)
+# The main clause: what follows "…, while …" or "…; …" qualifies it.
+_QUALIFIER = re.compile(r",\s*(?:while|whereas|but|although|though)\b|;\s")
+_HEDGED = re.compile(
+    r"\b(?:may|might|unclear|uncertain|remains? (?:to be|controversial|unknown)|further (?:studies|research)|inconclusive|conflicting)\b",
+    re.I,
+)
+# Yes/no at the start, or after a title's colon or dash ("Necrotizing fasciitis: is it …?").
+_YES_NO = re.compile(
+    r"(?:^|[:;,]\s*|\s[-–—]+\s*)(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|might"
+    r"|must|shall)\b",
+    re.I,
+)
+
+DIRECTIONS = ("yes", "no", "mixed", "unclear")
+# A side needs this share of the votes, else the evidence is mixed.
+MAJORITY = 2 / 3
+
+
+def finding_weight(text: str, section_path: Sequence[str] = ()) -> float:
+    """-1 … 1: how much a sentence reads as a finding (1) rather than an aim, a method or
+    background (-1), from its own wording and the section it stands in."""
+    if _NOT_A_FINDING.match(text.strip()):
+        return -1.0
+    section = " ".join(section_path)
+    weight = 0.5 if _RESULT.search(text) else 0.0
+    if _FINDING_SECTION.search(section):
+        weight += 0.5
+    elif _OTHER_SECTION.search(section):
+        weight -= 0.5
+    return weight
+
+
+def asks_yes_or_no(question: str) -> bool:
+    """Whether the question is answered by yes or no ("Does …?", "Can …?", "Is …?")."""
+    return bool(_YES_NO.search(question.strip()))
+
+
+def polarity(text: str) -> str | None:
+    """What a finding says to "does X …?": "no" when it states no effect or difference, "yes" when
+    it states one, None when it states neither or only hedges."""
+    main = _QUALIFIER.split(text, maxsplit=1)[0]
+    for clause in dict.fromkeys((main, text)):  # the main clause decides; else the whole sentence
+        if _NEGATED.search(clause):
+            return "no"
+        if (_RESULT.search(clause) or _STATED.search(clause)) and not _HEDGED.search(clause):
+            return "yes"
+    return None
+
+
+def vote_weight(text: str, section_path: Sequence[str] = ()) -> float:
+    """How much a finding counts towards the verdict: a conclusion twice a single result."""
+    concluding = _CONCLUDING.match(text.strip()) or _CONCLUSION_SECTION.search(" ".join(section_path))
+    return 2.0 if concluding else 1.0
+
+
+# Every yes/no line opens so: how a reader (and `direction_of`) tells it from a quoted sentence.
+VERDICT_OPENING = "In short: the evidence found"
+_LINES = {
+    "yes": f"{VERDICT_OPENING} indicates yes.",
+    "no": f"{VERDICT_OPENING} indicates no.",
+    "mixed": f"{VERDICT_OPENING} is mixed.",
+    "unclear": f"{VERDICT_OPENING} does not say clearly.",
+}
+
+
+def direction_of(line: str) -> str | None:
+    """The direction a yes/no line states; None for any other sentence."""
+    return next((d for d, text in _LINES.items() if line.strip() == text), None)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    direction: str  # one of DIRECTIONS
+    citations: list[int]  # the evidence numbers of the sentences that say so
+
+    def line(self) -> str:
+        """The first line of an answer (its citations are shown after it, as a sentence's are)."""
+        return _LINES[self.direction]
+
+
+def verdict(sentences: Sequence[tuple[str, int]], weights: Sequence[float] | None = None) -> Verdict:
+    """The direction of the (sentence, evidence number) findings, each counting its weight (1 when
+    not given), cited by those that agree with it (all that take a side when mixed)."""
+    weighed = zip(sentences, weights or [1.0] * len(sentences), strict=True)
+    votes = [(side, n, w) for (text, n), w in weighed if (side := polarity(text)) is not None]
+    if not votes:
+        return Verdict("unclear", [])
+    total = sum(w for _, _, w in votes)
+    yes = sum(w for side, _, w in votes if side == "yes")
+    if yes >= MAJORITY * total:
+        direction = "yes"
+    elif total - yes >= MAJORITY * total:
+        direction = "no"
+    else:
+        direction = "mixed"
+    cited = [n for side, n, _ in votes if direction == "mixed" or side == direction]
+    return Verdict(direction, list(dict.fromkeys(cited)))

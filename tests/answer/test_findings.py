@@ -1,0 +1,94 @@
+"""Findings before aims and methods; the direction of yes/no evidence, never against what it cites."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from evidenceqa.answer.extractive import ExtractiveGenerator
+from evidenceqa.answer.findings import asks_yes_or_no, direction_of, finding_weight, polarity, verdict
+from tests.answer.evidence import CHUNKS, extractive_generator, numbered
+
+
+@pytest.fixture(scope="module")
+def generator(tmp_path_factory: pytest.TempPathFactory, models_dir) -> ExtractiveGenerator:
+    return extractive_generator(tmp_path_factory, models_dir)
+
+
+@pytest.mark.parametrize(
+    ("text", "section", "sign"),
+    [
+        ("To determine whether shaving increases infection, we reviewed 1,200 records.", [], -1),
+        ("We retrospectively reviewed the charts of all patients.", ["Results"], -1),
+        ("The aim of this study was to compare two antiseptics.", [], -1),
+        ("Shaving was associated with a higher infection rate (OR 2.1).", ["Abstract"], 1),
+        ("Clipping reduced infection compared with shaving.", ["Conclusions"], 1),
+        ("Surgical site infection is a common complication.", ["Background"], -1),
+    ],
+)
+def test_a_finding_weighs_up_and_an_aim_method_or_background_down(
+    text: str, section: list[str], sign: int
+) -> None:
+    weight = finding_weight(text, section)
+    assert (weight > 0) if sign > 0 else (weight < 0), weight
+
+
+def test_yes_no_questions_are_told_from_open_ones() -> None:
+    assert asks_yes_or_no("Does shaving increase infection?") and asks_yes_or_no("can CHG be used on mucosa")
+    assert not asks_yes_or_no("What is the best antiseptic?") and not asks_yes_or_no("shaving infection risk")
+
+
+@pytest.mark.parametrize(
+    ("text", "side"),
+    [
+        ("Shaving did not increase the rate of infection.", "no"),
+        ("There was no significant difference in infection between groups.", "no"),
+        ("Outcomes were similar in both arms.", "no"),
+        ("Chlorhexidine significantly reduced surgical site infection.", "yes"),
+        ("Tranexamic acid may reduce blood loss, but further studies are needed.", None),
+        ("Patients were followed up at the clinic.", None),
+    ],
+)
+def test_the_polarity_of_a_finding(text: str, side: str | None) -> None:
+    assert polarity(text) == side
+
+
+def test_the_verdict_is_the_majority_cited_by_those_that_agree() -> None:
+    assert (
+        verdict([("A reduced infection.", 1), ("B significantly reduced infection.", 2)]).direction == "yes"
+    )
+    found = verdict([("A reduced infection.", 1), ("B reduced infection.", 2), ("C did not reduce it.", 3)])
+    assert found.direction == "yes" and found.citations == [1, 2]
+    mixed = verdict([("A reduced infection.", 1), ("B did not reduce infection.", 2)])
+    assert mixed.direction == "mixed" and mixed.citations == [1, 2]
+    assert verdict([("Patients were followed up.", 1)]).direction == "unclear"
+    assert verdict([]).citations == []
+    assert all(direction_of(verdict(s).line()) == verdict(s).direction for s in ([], [("A reduced it.", 1)]))
+
+
+QUESTIONS = [
+    "Does clipping rather than shaving reduce surgical site infection?",
+    "Is chlorhexidine-alcohol better than povidone-iodine for skin antisepsis?",
+    "Does tranexamic acid reduce the need for blood transfusion?",
+    "Should hair be removed routinely before surgery?",
+    "Can alcohol-based antiseptic ignite under diathermy?",
+]
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_the_yes_no_line_never_contradicts_the_sentences_it_cites(
+    generator: ExtractiveGenerator, question: str
+) -> None:
+    for names in itertools.permutations(CHUNKS, 2):
+        draft = generator.generate(question, numbered(*names))
+        if draft.abstained:
+            continue
+        first, *quoted = draft.sentences
+        direction = direction_of(first.text)
+        assert direction is not None, draft.text
+        by_number = {n: [s.text for s in quoted if n in s.citations] for n in first.citations}
+        for n, texts in by_number.items():
+            sides = {polarity(t) for t in texts} - {None}
+            assert texts and (direction == "mixed" or sides == {direction}), (question, names, n, texts)
+        assert direction in {"unclear"} or first.citations, draft.text
