@@ -11,6 +11,7 @@ from evidenceqa.answer.citations import (
     body_sentences,
     check,
     citations_for,
+    missing_numbers,
     split_answer,
     supporting_text,
     unsupported_count,
@@ -131,7 +132,7 @@ def test_a_sentence_the_cited_block_does_not_say_is_unsupported(embedder, text, 
 
     assert result.supported is False
     assert result.support is not None and result.support < SUPPORT_THRESHOLD
-    assert result.problem == "the cited evidence does not support it"
+    assert (result.problem or "").startswith("the cited evidence does not support it")
 
 
 def test_a_number_not_among_the_evidence_is_flagged(embedder):
@@ -272,3 +273,18 @@ def test_body_sentences_are_located_exactly():
     assert all(body[s.start : s.end] == s.text for s in sentences)
     assert sentences[0].text == "Hair removal before surgery and surgical site infection"
     assert sentences[1].paragraph == 1
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "missing"),
+    [
+        ("Give 4 mg/kg within 24 h.", "A dose of 2 mg/kg was given within 24 hours.", ["4"]),
+        ("Of 1,200 patients, 9.5% had an infection.", "9.50% of the 1200 patients had an infection.", []),
+        ("COVID-19 spread in 2020.", "COVID-19 was first reported in 2019.", ["2020"]),
+        ("Clipping reduces infection.", "Clipping rather than shaving reduces infection.", []),
+    ],
+)
+def test_a_number_of_a_claim_must_be_in_the_passage_it_cites(
+    claim: str, passage: str, missing: list[str]
+) -> None:
+    assert missing_numbers(claim, [passage]) == missing

@@ -21,7 +21,9 @@ DOCS = [
     ("chg", 2015, "Chlorhexidine gluconate should not be used on mucous membranes. It is safe on intact skin "
      "before surgery."),
     ("txa", 2019, "Tranexamic acid reduced blood loss after total knee arthroplasty without more thrombosis."),
+    ("sgx", 2018, "Sugammadex 2 mg/kg reversed a moderate rocuronium block within 3 minutes in 1,200 patients."),
 ]  # fmt: skip
+SUGAMMADEX = "What dose of sugammadex reverses a moderate rocuronium block?"
 SHAVE = "Does shaving the incision site increase infection after spinal surgery?"
 
 
@@ -104,3 +106,38 @@ def test_llm_failure_is_an_error_and_is_not_cached(engine: Engine) -> None:
             answerer.ask(SHAVE)
         server.script(answer("Shaving increased infection [1]."))
         assert not answerer.ask(SHAVE).cache_hit
+
+
+@pytest.mark.parametrize(
+    ("claim", "block", "problem"),
+    [
+        (
+            "Sugammadex 4 mg/kg reversed a moderate rocuronium block within 3 minutes",
+            "sgx",
+            "states 4, which",
+        ),
+        (
+            "Sugammadex 2 mg/kg reversed a moderate rocuronium block within 3 minutes",
+            "shave",
+            "does not support",
+        ),
+        (
+            "Sugammadex 2 mg/kg reversed a moderate rocuronium block within 3 minutes in 1200 patients",
+            "sgx",
+            None,
+        ),
+    ],
+    ids=["wrong dose", "wrong block", "correct"],
+)
+def test_each_llm_claim_is_checked_against_the_passage_it_cites(
+    engine: Engine, claim: str, block: str, problem: str | None
+) -> None:
+    with OpenAIServer() as server:
+        answerer = _llm(engine, server)
+        pending = answerer.prepare(SUGAMMADEX, use_cache=False)
+        n = {r.chunk.doc_id: r.rank for r in pending.response.results}[block]
+        server.script(answer(f"{claim} [{n}]."))
+        result = answerer.finish(pending)
+    (sentence,) = result.sentences
+    assert sentence.supported is (problem is None) and result.unsupported == (problem is not None)
+    assert problem is None or problem in (sentence.problem or ""), sentence.problem

@@ -278,3 +278,24 @@ def test_the_access_log_keeps_no_question_and_no_invitation(path: str, keep: boo
                                ("127.0.0.1:5000", "GET", path, "1.1", 200), None)  # fmt: skip
     assert AccessLogRedaction(keep_queries=keep).filter(record)
     assert record.getMessage() == f'127.0.0.1:5000 - "GET {shown} HTTP/1.1" 200'
+
+
+def test_a_claim_its_passage_does_not_make_is_flagged_in_the_api_and_the_chat(
+    llm_app: FastAPI, llm: OpenAIServer
+) -> None:
+    alice = logged_in(llm_app, "alice@example.org")
+    llm.script(
+        answer(
+            "Cefazolin before incision cut infection by 73% [1]. ", "Cefazolin is given before incision [1]."
+        )
+    )
+    # A question of its own: an answer to CEFAZOLIN may already be in the cache.
+    record = _ask(
+        alice, "By how much does cefazolin before incision cut infection after hip replacement?"
+    ).json()
+    assert record["cache_hit"] is False
+    assert record["unsupported_sentences"] == ["Cefazolin before incision cut infection by 73%."]
+    page = alice.get(f"/conversations/{record['conversation_id']}")
+    flagged = re.search(r'<aside class="flagged" role="note">(.*?)</aside>', page.text, re.S)
+    assert flagged and "cut infection by 73%" in flagged.group(1)
+    assert "Cefazolin is given before incision." not in flagged.group(1)

@@ -38,6 +38,11 @@ CONNECTIVE_MAX_WORDS = 3
 LEAD_IN_MAX_WORDS = 12
 # "[3-40]" is more likely a typo than forty citations; a wider range keeps only its two ends.
 MAX_RANGE = 20
+# A number in a claim (a dose, a rate, a duration, a count) must be in the passage it cites: a
+# sentence that is otherwise close to its source ("4 mg/kg" for the source's "2 mg/kg") passes the
+# support score, and a wrong dose is the claim that does harm. "1,200" and "1200", "4.0" and "4"
+# are the same number.
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?=[a-zA-Zµ%/])")
 
 # One marker: "[1]", "[1, 3]", "[1-3]", "[1–3]"; runs such as "[1][2]" are consecutive markers.
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;\-–]\s*\d+)*)\]")
@@ -124,9 +129,24 @@ def check(sentences: Sequence[Sentence], evidence: Sequence[Evidence], embedder:
             to_score.append(i)
     scores = _support_scores([sentences[i] for i in to_score], by_n, embedder)
     for i, score in zip(to_score, scores, strict=True):
-        problem = None if score >= SUPPORT_THRESHOLD else "the cited evidence does not support it"
+        missing = missing_numbers(sentences[i].text, [by_n[n].chunk.text for n in sentences[i].citations])
+        problems = ["the cited evidence does not support it"] if score < SUPPORT_THRESHOLD else []
+        problems += [f"states {', '.join(missing)}, which the cited evidence does not"] if missing else []
+        problem = "; ".join(problems) or None
         checked[i] = replace(sentences[i], supported=problem is None, support=score, problem=problem)
     return [s for s in checked if s is not None]
+
+
+def missing_numbers(claim: str, passages: Sequence[str]) -> list[str]:
+    """The numbers of `claim` that none of `passages` contains, as the claim writes them."""
+    found = {_number_value(m) for passage in passages for m in _NUMBER.findall(passage)}
+    return [m for m in dict.fromkeys(_NUMBER.findall(claim)) if _number_value(m) not in found]
+
+
+def _number_value(text: str) -> str:
+    """A number's canonical spelling: no thousands separators, no trailing decimal zeros."""
+    plain = re.sub(r",(?=\d{3}\b)", "", text).replace(",", ".")
+    return plain.rstrip("0").rstrip(".") if "." in plain else plain
 
 
 def _verdict_without_scoring(sentence: Sentence, by_n: dict[int, Evidence]) -> Sentence | None:

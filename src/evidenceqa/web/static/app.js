@@ -105,6 +105,11 @@ function answerBlock(answer) {
   const article = el("article", { class: answer.abstained ? "answer abstained" : "answer",
                                   id: `answer-${answer.answer_id}`, "data-answer-id": answer.answer_id });
   article.append(answerText(answer));
+  if (answer.unsupported_sentences.length) {  // as templates/_answer.html marks them
+    article.append(el("aside", { class: "flagged", role: "note" },
+                      el("p", {}, "Not found in the passages they cite; check these against the sources:"),
+                      el("ul", {}, ...answer.unsupported_sentences.map((text) => el("li", {}, text)))));
+  }
   if (answer.citations.length) {
     article.append(el("h3", { class: "visually-hidden" }, "Sources"),
                    el("ol", { class: "citations" }, ...answer.citations.map((c) => citation(answer.answer_id, c))));
