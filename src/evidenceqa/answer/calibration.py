@@ -180,11 +180,15 @@ class SelfCalibration:
             return float("nan"), float("nan"), float("nan")
         x = [[s.signals[name] for name in FEATURES] for s in labelled]
         y = [bool(s.label) for s in labelled]
-        p = out_of_fold(x, y)
-        gaps = [pi < self.model.threshold for pi, ok in zip(p, y, strict=True) if not ok]
-        adequate = [pi < self.model.threshold for pi, ok in zip(p, y, strict=True) if ok]
-        return (sum(gaps) / len(gaps), sum(adequate) / len(adequate),
-                auc([pi for pi, ok in zip(p, y, strict=True) if ok], [pi for pi, ok in zip(p, y, strict=True) if not ok]))  # fmt: skip
+        scored = list(zip(out_of_fold(x, y), y, strict=True))
+        adequate = [p for p, ok in scored if ok]
+        gaps = [p for p, ok in scored if not ok]
+        threshold = self.model.threshold
+        return (
+            sum(p < threshold for p in gaps) / len(gaps),
+            sum(p < threshold for p in adequate) / len(adequate),
+            auc(adequate, gaps),
+        )
 
 
 def self_calibrate(
