@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -147,7 +148,7 @@ def test_spellings_of_one_question_share_a_key(spelling):
 
 def test_key_is_a_sha256_hex_digest():
     key = cache_key("q", {}, 1, "fp")
-    assert len(key) == 64 and int(key, 16) >= 0
+    assert re.fullmatch(r"[0-9a-f]{64}", key)
 
 
 def test_key_changes_with_question_filters_index_version_and_settings():
@@ -158,6 +159,10 @@ def test_key_changes_with_question_filters_index_version_and_settings():
     assert cache_key("Is CHG safe?", Filters(year_min=2011).describe(), 3, "fp") != base
     assert cache_key("Is CHG safe?", filters, 4, "fp") != base
     assert cache_key("Is CHG safe?", filters, 3, "other") != base
+    assert cache_key("Is CHG safe?", filters, 3, "fp", k=3) != cache_key(
+        "Is CHG safe?", filters, 3, "fp", k=10
+    )
+    assert cache_key("Is CHG safe?", filters, 3, "fp", calibration="a") != base
 
 
 def test_filter_key_order_does_not_matter():
@@ -169,7 +174,10 @@ def test_filter_key_order_does_not_matter():
 def test_fingerprint_follows_answer_settings_only():
     base = settings_fingerprint(Settings())
     assert settings_fingerprint(Settings()) == base
-    assert settings_fingerprint(Settings(search_k=20)) != base
+    assert settings_fingerprint(Settings(search_k=20)) == base  # `search` only: no answer uses it
+    assert settings_fingerprint(Settings(evidence_k=3)) != base
+    assert settings_fingerprint(Settings(llm_max_tokens=50)) != base
+    assert settings_fingerprint(Settings(llm_api_base="http://localhost:8080/v1")) != base
     assert settings_fingerprint(Settings(alpha="rules")) != base
     assert settings_fingerprint(Settings(chunk_strategy="section")) != base
     assert settings_fingerprint(Settings(home=Path("/elsewhere"), cache_max_entries=5)) == base

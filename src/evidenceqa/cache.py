@@ -33,19 +33,26 @@ log = logging.getLogger(__name__)
 KEY_PREFIX = "evidenceqa:answer:"
 # Bump when the shape of a cached answer changes, so a new release never reads an old release's answers.
 ANSWER_FORMAT = 1
-# The settings that change an answer for the same question and index. `generator` and `llm_model` may
-# not exist on Settings yet; an absent one counts as None.
+# The settings that change an answer for the same question and index (`search_k` does not: answers
+# are written from `evidence_k` chunks, or the call's own k, which the key holds). An absent one
+# counts as None.
 ANSWER_SETTINGS = (
     "embedder",
     "backend",
-    "search_k",
+    "evidence_k",
     "fusion",
     "alpha",
     "rrf_k",
     "fusion_depth",
+    "rerank",
+    "rerank_depth",
+    "rerank_weight",
     "chunk_strategy",
     "generator",
     "llm_model",
+    "llm_api_base",
+    "llm_api_version",
+    "llm_max_tokens",
 )
 # Trailing whitespace and sentence punctuation ("… membranes ?", "… membranes?!", fullwidth "？").
 _TRAILING = re.compile(r"[\s.?!…,;:？！。]+$")
@@ -82,8 +89,17 @@ def settings_fingerprint(settings: Settings) -> str:
     return _digest({name: getattr(settings, name, None) for name in ANSWER_SETTINGS})
 
 
-def cache_key(question: str, filters: dict[str, Any], index_version: int, settings_fingerprint: str) -> str:
-    """The exact-match key of one answer; `filters` as `Filters.describe()` gives them."""
+def cache_key(
+    question: str,
+    filters: dict[str, Any],
+    index_version: int,
+    settings_fingerprint: str,
+    k: int | None = None,
+    calibration: str = "",
+) -> str:
+    """The exact-match key of one answer; `filters` as `Filters.describe()` gives them, `k` the
+    chunks it is written from when the call sets them, `calibration` a digest of the abstention
+    model (a refit changes which questions are answered without changing the index)."""
     return _digest(
         {
             "format": ANSWER_FORMAT,
@@ -91,6 +107,8 @@ def cache_key(question: str, filters: dict[str, Any], index_version: int, settin
             "filters": filters,
             "index_version": index_version,
             "settings": settings_fingerprint,
+            "k": k,
+            "calibration": calibration,
         }
     )
 

@@ -26,6 +26,7 @@ uncalibrated floor, which abstains only when neither retriever found anything li
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -146,6 +147,10 @@ class Abstainer:
                 signals["dense_top"] < FLOOR_COSINE and signals["keyword_per_term"] == 0.0, None, signals
             )
         return Judgement(p < self.threshold, p, signals)
+
+    def fingerprint(self) -> str:
+        """A digest of the model: answers cached under another one are not this model's answers."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
 
     def save(self, home: Path) -> Path:
         """Written with the signals' names, so a later version with other signals refuses the file."""

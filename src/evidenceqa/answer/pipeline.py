@@ -104,13 +104,13 @@ class Answerer:
         # Cleaned before the cache key and the record: what is stored is what was searched.
         question = clean_question(question, self.settings.max_question_chars)
         version = self.index_version()
-        key = cache_key(
-            question, (filters or Filters()).describe(), version, settings_fingerprint(self.settings)
-        )
+        k = k or self.settings.evidence_k
+        key = cache_key(question, (filters or Filters()).describe(), version, settings_fingerprint(self.settings),
+                        k, self.abstainer.fingerprint())  # fmt: skip
         cached = self.cache.get(key) if use_cache else None
         if cached is not None:
             return self._from_cache(cached, started, on_delta)
-        response = self.retriever.search(question, k=k or self.settings.evidence_k, filters=filters)
+        response = self.retriever.search(question, k=k, filters=filters)
         return Pending(question, response, version, key if use_cache else None, started)
 
     def finish(self, pending: Pending, on_delta: Callable[[str], None] | None = None) -> Answer:
