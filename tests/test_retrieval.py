@@ -1,10 +1,13 @@
 """The retriever end to end on a small real index: temporal handling, recency, expansion, modes."""
 
+from dataclasses import replace
 from datetime import date
 
 import pytest
 
 from evidenceqa.engine import Engine
+from evidenceqa.index.base import Hit
+from evidenceqa.retrieval import _boost_recent
 from tests.conftest import indexed_engine
 
 DOCS = [
@@ -129,3 +132,14 @@ def test_raw_top_scores_say_how_well_the_library_matches_not_just_the_order(retr
     assert all(on_topic.tenth_scores[name] < top for name, top in on_topic.top_scores.items())
     single = retriever.search("surgical masks", k=1, mode="bm25")
     assert single.tenth_scores == single.top_scores
+
+
+def test_recency_boost_breaks_ties_the_same_way_whatever_order_the_hits_came_in(engine):
+    # Undated and oldest get no lift: equal scores stay equal, and the chunk id decides between them.
+    first = {doc: next(engine.catalogue.chunks(doc)).chunk_id for doc in ("undated", "old-ssi", "new-ssi")}
+    hits = [Hit(first["undated"], "undated", 0.5), Hit(first["old-ssi"], "old-ssi", 0.5),
+            Hit(first["new-ssi"], "new-ssi", 0.4)]  # fmt: skip
+    forward = [h.chunk_id for h in _boost_recent([replace(h) for h in hits], engine.catalogue)]
+    backward = [h.chunk_id for h in _boost_recent([replace(h) for h in reversed(hits)], engine.catalogue)]
+    tied = [c for c in forward if not c.startswith("new-ssi")]
+    assert forward == backward and tied == sorted(tied)

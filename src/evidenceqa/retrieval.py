@@ -240,7 +240,7 @@ def _boost_recent(hits: list[Hit], catalogue: Catalogue) -> list[Hit]:
         year = years.get(hit.chunk_id)
         lift = (year - oldest) / (newest - oldest) if year is not None else 0.0
         hit.score *= 1 + RECENCY_BOOST * lift
-    return sorted(hits, key=lambda h: -h.score)
+    return sorted(hits, key=lambda h: (-h.score, h.chunk_id))  # ties: the same order on every backend
 
 
 def _load_alpha_table(path: Path) -> dict[str, float]:
