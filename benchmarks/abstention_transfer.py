@@ -26,14 +26,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evidenceqa import markdown
-from evidenceqa.answer.abstain import FEATURES, Abstainer, features
-from evidenceqa.answer.calibration import Sample, calibrate, self_calibrate, states_answer
+from evidenceqa.answer.abstain import FEATURES, Abstainer
+from evidenceqa.answer.calibration import Sample, calibrate, self_calibrate
 from evidenceqa.bench import gaps
 from evidenceqa.bench.answers import evaluate, halves, samples
-from evidenceqa.bench.retrieval import Question, read_questions
+from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.engine import Engine
-from evidenceqa.retrieval import Retriever
+from evidenceqa.jsonl import read_rows
 
 BENCHMARKS = Path("../shared/data/benchmarks")
 REVIEW = Path("benchmarks/reviews/covidqa-dev-gaps.jsonl")
@@ -49,16 +49,6 @@ HEADERS = [
     "False abstentions",
     "AUC",
 ]
-
-
-def native_samples(retriever: Retriever, questions: list[Question], k: int) -> list[Sample]:
-    found = []
-    for q in questions:
-        response = retriever.search(q.question, k=k)
-        in_evidence = q.answerable and states_answer(q.gold_doc_ids, q.gold_passages, response)
-        found.append(Sample(q.query_id, q.answerable, features(response, retriever.embedder),
-                            bool(response.results), in_evidence))  # fmt: skip
-    return found
 
 
 def cached(path: Path, version: int, make: Callable[[], list[Sample]]) -> list[Sample]:
@@ -112,10 +102,9 @@ def main() -> None:
             review = gaps.read_review(REVIEW) if name == "covidqa-dev" else {}
             sets[name] = cached(store / f"{name}-{limit}.json", version,
                                 lambda rows=rows, review=review: samples(retriever, rows, k, review))  # fmt: skip
-        clinician = read_questions(BENCHMARKS / f"{NATIVE}.jsonl")
-        sets[NATIVE] = cached(
-            store / f"{NATIVE}.json", version, lambda: native_samples(retriever, clinician, k)
-        )
+        # Its rows say themselves which are answerable (meta.answerable), and hold nothing out.
+        native = list(read_rows(BENCHMARKS / f"{NATIVE}.jsonl", dict, "a benchmark row"))
+        sets[NATIVE] = cached(store / f"{NATIVE}.json", version, lambda: samples(retriever, native, k, {}))
         questions = args.questions or settings.calibration_questions
         own = self_calibrate(engine.catalogue, retriever, k, questions, MAX_FALSE)
     if own.model is None:

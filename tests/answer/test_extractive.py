@@ -12,7 +12,7 @@ import pytest
 
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence
 from evidenceqa.answer.citations import split_answer
-from evidenceqa.answer.extractive import ExtractiveGenerator, _candidates, sentence_score
+from evidenceqa.answer.extractive import ExtractiveGenerator, _by_source, _candidates, sentence_score
 from evidenceqa.answer.findings import direction_of
 from evidenceqa.embeddings import CachedEmbedder
 from tests.answer.evidence import CHUNKS, chunk, extractive_generator, numbered
@@ -144,6 +144,16 @@ def test_a_source_whose_best_sentence_falls_short_is_left_out_whole(generator):
     # Tranexamic acid shares "surgery" and little else: none of its sentences comes with the answer.
     assert chosen and all(c.n != 3 for c in chosen)
     assert {c.n for c in chosen} <= {1, 2}
+    # Scores that pass the per-sentence cut (0.6 of the best) but not the per-source one (0.8):
+    # the second source goes whole, and the first keeps its best sentence first.
+    candidates = _candidates(numbered("hair", "chlorhexidine"))
+    hair = [i for i, c in enumerate(candidates) if c.n == 1][:2]
+    other = [i for i, c in enumerate(candidates) if c.n == 2][:1]
+    scores = {hair[0]: 0.8, hair[1]: 1.0, other[0]: 0.7}
+    kept = _by_source([*hair, *other], scores, candidates)
+    assert kept == [candidates[hair[1]], candidates[hair[0]]]
+    scores[other[0]] = 0.85  # now about the question too: kept, after the better-ranked source
+    assert _by_source([*hair, *other], scores, candidates)[-1] is candidates[other[0]]
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from evidenceqa.answer.abstain import FEATURES, Abstainer, features, fit, threshold_for
@@ -54,13 +54,11 @@ class Sample:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"query_id": self.query_id, "answerable": self.answerable, "signals": self.signals,
-                "found": self.found, "in_evidence": self.in_evidence}  # fmt: skip
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Sample:
-        return cls(str(data["query_id"]), bool(data["answerable"]), dict(data["signals"]),
-                   bool(data["found"]), bool(data["in_evidence"]))  # fmt: skip
+        return cls(**data)
 
 
 def states_answer(

@@ -149,9 +149,7 @@ class ExtractiveGenerator:
         }
         if not scores:
             return []
-        return _by_source(
-            [candidates[i] for i in self._select(scores, candidates, vectors)], scores, candidates
-        )
+        return _by_source(self._select(scores, candidates, vectors), scores, candidates)
 
     def _select(
         self, scores: dict[int, float], candidates: list[_Candidate], vectors: np.ndarray
@@ -173,21 +171,19 @@ class ExtractiveGenerator:
         return chosen
 
 
-def _by_source(
-    chosen: list[_Candidate], scores: dict[int, float], candidates: list[_Candidate]
-) -> list[_Candidate]:
-    """The chosen sentences of the sources about the question (best sentence ≥ SOURCE_CUTOFF of the
+def _by_source(chosen: list[int], scores: dict[int, float], candidates: list[_Candidate]) -> list[_Candidate]:
+    """The chosen candidates of the sources about the question (best sentence ≥ SOURCE_CUTOFF of the
     best), grouped by source in retrieval order (which judges a whole source better than one
     sentence does), each source's best sentence first."""
-    score = {id(candidates[i]): s for i, s in scores.items()}
     best: dict[str, float] = {}
     rank: dict[str, int] = {}
-    for c in chosen:
-        best[c.doc_id] = max(best.get(c.doc_id, 0.0), score[id(c)])
-        rank[c.doc_id] = min(rank.get(c.doc_id, c.rank), c.rank)
+    for i in chosen:
+        doc = candidates[i].doc_id
+        best[doc] = max(best.get(doc, 0.0), scores[i])
+        rank[doc] = min(rank.get(doc, candidates[i].rank), candidates[i].rank)
     top = max(best.values())
-    kept = [c for c in chosen if best[c.doc_id] >= SOURCE_CUTOFF * top]
-    return sorted(kept, key=lambda c: (rank[c.doc_id], -score[id(c)]))
+    kept = [i for i in chosen if best[candidates[i].doc_id] >= SOURCE_CUTOFF * top]
+    return [candidates[i] for i in sorted(kept, key=lambda i: (rank[candidates[i].doc_id], -scores[i]))]
 
 
 def _without_reference_marks(text: str) -> str:

@@ -276,6 +276,7 @@ def abstention(
     with open_engine(settings) as engine, progress_bar(f"{benchmark.stem} · search", len(rows)) as bar:
         found = bench_answers.samples(open_retriever(engine), rows, settings.evidence_k, answering,
                                       lambda: bar.advance(bar.task_ids[0]))  # fmt: skip
+        chunks = library_size(engine.catalogue)  # the calibration is keyed to it, as `calibrate` does
     fitting, held_out = bench_answers.halves(found)
     model = calibrate(fitting, max_false, f"{benchmark.name} (even questions), seed {seed}")
     calibrated = f"calibrated (≤ {max_false:.0%} false on the fit half)"
@@ -296,8 +297,7 @@ def abstention(
     emit(bench_answers.LEFT_OUT_HEADERS, bench_answers.left_out(model, held_out), markdown_output,
          [False, True, True], "left out of the verified labels")  # fmt: skip
     if write:
-        with open_engine(settings) as engine:  # keyed to the library it was fitted on, as `calibrate` does
-            model.library_chunks = library_size(engine.catalogue)
+        model.library_chunks = chunks
         err.print(f"calibration: {model.save(settings.home)}")
 
 

@@ -9,37 +9,36 @@ import typer
 from evidenceqa import markdown
 from evidenceqa.answer.abstain import CALIBRATION_FILE, Abstainer
 from evidenceqa.answer.calibration import SelfCalibration, self_calibrate, stale, too_small
-from evidenceqa.catalogue import Catalogue
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import fail, out, progress_bar, settings_of
 from evidenceqa.cli.search import open_engine
 from evidenceqa.config import Settings
+from evidenceqa.engine import Engine
 
 
 def calibrate_library(
-    settings: Settings, questions: int, max_false: float = 0.10, force: bool = False, report: bool = False
+    engine: Engine, questions: int, max_false: float = 0.10, force: bool = False, report: bool = False
 ) -> None:
     """Fit abstention on `questions` of the library's own questions and save it in the data home,
-    unless the calibration there still fits the library (`force`: fit anyway)."""
-    with Catalogue(settings.catalogue_path) as catalogue:  # cheap checks before any model loads
-        small = too_small(catalogue)
-        try:
-            why = stale(Abstainer.load(settings.home), catalogue)
-        except ValueError as exc:  # an unreadable or outdated file: replaced by a fresh fit
-            why = str(exc)
+    unless the calibration there still fits the library (`force`: fit anyway). `engine` is the
+    caller's, already open: ingest has just indexed with it."""
+    settings = engine.settings
+    small = too_small(engine.catalogue)
+    try:
+        why = stale(Abstainer.load(settings.home), engine.catalogue)
+    except ValueError as exc:  # an unreadable or outdated file: replaced by a fresh fit
+        why = str(exc)
     if small:
         out.print(f"calibration: kept {_current(settings)} ({small})", highlight=False)
         return
     if why is None and not force:
         out.print("calibration: still fits the library (--force to refit)", highlight=False)
         return
-    with open_engine(settings) as engine:
-        if not engine.is_current():
-            fail(f"{engine.pending()} chunks are not indexed yet: run `evidenceqa index` first")
-        retriever = engine.retriever()
-        with progress_bar(f"calibrate ({why or 'forced'})", questions) as bar:
-            fitted = self_calibrate(engine.catalogue, retriever, settings.evidence_k, questions, max_false,
-                                    on_probe=lambda: bar.advance(bar.task_ids[0]))  # fmt: skip
+    if not engine.is_current():
+        fail(f"{engine.pending()} chunks are not indexed yet: run `evidenceqa index` first")
+    with progress_bar(f"calibrate ({why or 'forced'})", questions) as bar:
+        fitted = self_calibrate(engine.catalogue, engine.retriever(), settings.evidence_k, questions, max_false,
+                                on_probe=lambda: bar.advance(bar.task_ids[0]))  # fmt: skip
     if fitted.model is None:
         out.print(f"calibration: kept {_current(settings)} ({fitted.reason})", highlight=False)
         return
@@ -93,4 +92,5 @@ def calibrate(
         fail("--questions is at least 1 (settings: calibration_questions), --max-false from 0 to below 1")
     if not (settings.catalogue_path.is_file()):
         fail(f"no library at {settings.home}: run `evidenceqa ingest` first")
-    calibrate_library(settings, n, max_false, force or report, report)
+    with open_engine(settings) as engine:
+        calibrate_library(engine, n, max_false, force or report, report)

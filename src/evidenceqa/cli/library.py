@@ -15,7 +15,7 @@ from evidenceqa.chunking import STRATEGIES, ChunkStats, chunk_stats
 from evidenceqa.cli.app import app
 from evidenceqa.cli.calibrate import calibrate_library
 from evidenceqa.cli.common import chunking, emit, err, fail, out, settings_of, warn
-from evidenceqa.cli.search import sync_index
+from evidenceqa.cli.search import open_engine, sync_engine
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.ingest import FileReport, Ingestor
@@ -52,9 +52,10 @@ def ingest(
 def _index_and_calibrate(settings: Settings) -> None:
     """The index brought up to the library, then abstention refitted if the library is new to it or
     has changed enough since (`calibration_questions` 0: never here)."""
-    sync_index(settings)
-    if settings.calibration_questions:
-        calibrate_library(settings, settings.calibration_questions)
+    with open_engine(settings) as engine:  # one embedder load for both
+        sync_engine(engine)
+        if settings.calibration_questions:
+            calibrate_library(engine, settings.calibration_questions)
 
 
 def _run_ingest(ingestor: Ingestor, files: list[Path]) -> list[FileReport]:

@@ -36,9 +36,14 @@ def open_retriever(engine: Engine) -> Retriever:
 def sync_index(settings: Settings) -> None:
     """Bring the search index up to the catalogue, with a progress bar; says what it did."""
     with open_engine(settings) as engine:
-        pending = engine.pending()
-        with progress_bar(f"index ({engine.backend.name}, {engine.embedder.model_id})", pending) as bar:
-            report = engine.sync(lambda n: bar.advance(bar.task_ids[0], n))
+        sync_engine(engine)
+
+
+def sync_engine(engine: Engine) -> None:
+    """`sync_index` on an engine the caller holds open."""
+    pending = engine.pending()
+    with progress_bar(f"index ({engine.backend.name}, {engine.embedder.model_id})", pending) as bar:
+        report = engine.sync(lambda n: bar.advance(bar.task_ids[0], n))
     out.print(
         f"index: {report.chunks_added} chunks embedded and written for {report.documents_added} documents, "
         f"{report.documents_deleted} documents removed · at version {report.to_version}",
