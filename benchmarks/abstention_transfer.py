@@ -25,15 +25,15 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from evidenceqa import markdown
 from evidenceqa.answer.abstain import FEATURES, Abstainer
 from evidenceqa.answer.calibration import Sample, calibrate, self_calibrate
+from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import gaps
 from evidenceqa.bench.answers import evaluate, halves, samples
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
-from evidenceqa.engine import Engine
 from evidenceqa.jsonl import read_rows
+from evidenceqa.text import markdown
 
 BENCHMARKS = Path("../shared/data/benchmarks")
 REVIEW = Path("benchmarks/reviews/covidqa-dev-gaps.jsonl")

@@ -22,12 +22,12 @@ import time
 import numpy as np
 from search_latency import WARM_UP, percentile, question_arguments
 
-from evidenceqa import markdown
+from evidenceqa.answer.engine import Engine
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
-from evidenceqa.engine import Engine
 from evidenceqa.index.base import Filters, Hit
 from evidenceqa.index.lancedb import LanceDBBackend
+from evidenceqa.text import markdown
 
 DEPTH = 100
 # (nprobes, ef, refine factor): from few probes to many, with and without exact re-ranking.

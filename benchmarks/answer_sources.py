@@ -18,13 +18,13 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from evidenceqa import markdown
 from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.cache import MemoryCache
+from evidenceqa.answer.engine import Engine
 from evidenceqa.bench.answers import score_sources
 from evidenceqa.bench.retrieval import question_filters, read_questions
-from evidenceqa.cache import MemoryCache
 from evidenceqa.config import load_settings
-from evidenceqa.engine import Engine
+from evidenceqa.text import markdown
 
 MAYBE = {"mixed": "maybe", "unclear": "maybe"}
 

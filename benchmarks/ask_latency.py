@@ -18,11 +18,11 @@ from pathlib import Path
 
 from search_latency import WARM_UP, percentile, question_arguments, write_record
 
-from evidenceqa import markdown
+from evidenceqa.answer.cache import MemoryCache
+from evidenceqa.answer.engine import Engine
 from evidenceqa.bench.retrieval import read_questions
-from evidenceqa.cache import MemoryCache
 from evidenceqa.config import load_settings
-from evidenceqa.engine import Engine
+from evidenceqa.text import markdown
 
 STAGES = ("parse", "embed", "search", "fetch", "generate", "check", "total")
 

@@ -24,7 +24,7 @@ import argparse
 import json
 from pathlib import Path
 
-from evidenceqa import markdown
+from evidenceqa.answer.engine import Engine
 from evidenceqa.bench.beir import (
     BeirSet,
     evaluate,
@@ -34,14 +34,14 @@ from evidenceqa.bench.beir import (
     read_beir,
 )
 from evidenceqa.bench.retrieval import read_questions
-from evidenceqa.catalogue import Catalogue
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import load_settings
 from evidenceqa.documents import Document
-from evidenceqa.engine import Engine
-from evidenceqa.ingest import Ingestor
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.library.ingest import Ingestor
 from evidenceqa.loaders import load
-from evidenceqa.retrieval import SearchMode
+from evidenceqa.retrieval.retriever import SearchMode
+from evidenceqa.text import markdown
 
 MODES: tuple[SearchMode, ...] = ("bm25", "dense", "hybrid")
 DEPTH = 100  # Recall@100: documents ranked per query

@@ -28,13 +28,13 @@ from pathlib import Path
 
 from search_latency import write_record
 
-from evidenceqa import markdown
-from evidenceqa.catalogue import Catalogue
+from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings, load_settings
-from evidenceqa.engine import Engine
-from evidenceqa.ingest import Ingestor
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.library.ingest import Ingestor
 from evidenceqa.loaders import iter_files
+from evidenceqa.text import markdown
 
 
 def size_mb(path: Path) -> float:

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-from evidenceqa import markdown
 from evidenceqa.embeddings import (
     MINILM_ONNX_ID,
     OnnxEmbedder,
@@ -27,6 +26,7 @@ from evidenceqa.embeddings import (
     minilm_path,
 )
 from evidenceqa.embeddings.base import Embedder
+from evidenceqa.text import markdown
 
 BATCH = 64
 

@@ -7,7 +7,7 @@ phrases are not parsed, so every configuration searches the whole question under
 filters (content levels only). Then each configuration's search alone is timed (no embedding,
 parsing or catalogue fetch), top 10, after a warm-up on questions that are not measured:
 
-- hybrid: `backend.hybrid` (= `evidenceqa.fusion.hybrid_search`: both lists at the fusion depth,
+- hybrid: `evidenceqa.retrieval.fusion.hybrid_search` ( both lists at the fusion depth,
   fused with the settings' method and weight), the search half of `Retriever.search`; on LanceDB
   its top 10 is checked against the retriever's (the description line says on how many it agreed);
 - BM25 alone: the engine's own full-text search, and the peer bm25s (k1 1.2, b 0.75, Lucene IDF)
@@ -43,18 +43,18 @@ import lancedb
 import numpy as np
 from search_latency import WARM_UP, percentile, rss_mb
 
-from evidenceqa import markdown
+from evidenceqa.answer.engine import Engine
 from evidenceqa.bench.metrics import Ranked, gold_positions, score
 from evidenceqa.bench.retrieval import Question, read_questions
 from evidenceqa.config import Settings, load_settings
-from evidenceqa.engine import Engine
-from evidenceqa.fusion import Fusion
 from evidenceqa.index import open_backend
 from evidenceqa.index.base import Filters, Hit, SearchBackend
 from evidenceqa.index.lancedb import LanceDBBackend, filter_sql
-from evidenceqa.indexing import space_name
-from evidenceqa.query import clean_question
-from evidenceqa.retrieval import Retriever
+from evidenceqa.library.index_sync import space_name
+from evidenceqa.retrieval.fusion import Fusion, hybrid_search
+from evidenceqa.retrieval.question import clean_question
+from evidenceqa.retrieval.retriever import Retriever
+from evidenceqa.text import markdown
 
 K = 10
 FILTERS = Filters()  # content levels only
@@ -128,7 +128,7 @@ def measure(config: Configuration, warm_up: list[Query], queries: list[Query]) -
 def hybrid(backend: SearchBackend, settings: Settings) -> Search:
     def search(q: Query) -> list[Hit]:
         fusion = Fusion(settings.fusion, q.alpha, settings.rrf_k, settings.fusion_depth)
-        return backend.hybrid(q.vector, q.terms, K, FILTERS, fusion)
+        return hybrid_search(backend, q.vector, q.terms, K, FILTERS, fusion)
 
     return search
 

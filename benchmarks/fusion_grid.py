@@ -2,7 +2,7 @@
 
 For each benchmark, every answerable question's keyword and dense candidate lists are retrieved
 once (with the retriever's own parsing, filters and expansion) together with the adaptive
-signals (`evidenceqa.adaptive`), then fused offline by `evidenceqa.fusion` at every dense weight
+signals (`evidenceqa.retrieval.adaptive`), then fused offline by `evidenceqa.retrieval.fusion` at every dense weight
 (`evidenceqa.bench.fusion`). Printed, in Markdown:
 
 1. doc / passage MRR@10 of weighted fusion at a range of fixed weights, and plain RRF, per benchmark;
@@ -10,7 +10,7 @@ signals (`evidenceqa.adaptive`), then fused offline by `evidenceqa.fusion` at ev
    weight fitted on the other benchmarks and the adaptive model fitted on the other benchmarks,
    all scored on the benchmark left out;
 3. the adaptive model fitted on every benchmark, with `--write-model FILE` saved for
-   `alpha = "adaptive"` (the packaged one is src/evidenceqa/adaptive_alpha.json).
+   `alpha = "adaptive"` (the packaged one is src/evidenceqa/retrieval/adaptive_alpha.json).
 
 `--write-alpha FILE` also learns the per-query-class table of `alpha = "learned"`. Example:
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evidenceqa import markdown
+from evidenceqa.answer.engine import Engine
 from evidenceqa.bench.fusion import (
     GRID,
     Scored,
@@ -40,10 +40,10 @@ from evidenceqa.bench.fusion import (
 from evidenceqa.bench.metrics import Ranked
 from evidenceqa.bench.retrieval import Question, read_questions
 from evidenceqa.config import load_settings
-from evidenceqa.engine import Engine
-from evidenceqa.fusion import Fusion, dense_weights, fuse
 from evidenceqa.index.base import Hit
-from evidenceqa.retrieval import Retriever
+from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
+from evidenceqa.retrieval.retriever import Retriever
+from evidenceqa.text import markdown
 
 DEPTH = 100
 DEFAULT_ALPHA = 0.3

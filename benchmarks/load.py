@@ -31,10 +31,10 @@ from typing import Any
 import httpx
 from search_latency import percentile, write_record
 
-from evidenceqa import markdown
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.store import create_user, open_store
+from evidenceqa.text import markdown
 
 QUESTIONS = [
     "Does shaving the incision site increase infection after spinal surgery?",

@@ -10,7 +10,7 @@ import platform
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from evidenceqa import markdown
+from evidenceqa.text import markdown
 
 PACKAGES = ("lancedb", "pymilvus", "milvus-lite", "onnxruntime", "tokenizers", "bm25s", "fastapi", "uvicorn")
 

@@ -2,7 +2,7 @@
 
 Every answerable question of each benchmark is searched once with the first stage as configured
 (`--alpha`, default the settings'), its top `max(DEPTHS)` chunks are scored by the reranker in
-`--reranker` (trained by `make reranker`), and `evidenceqa.rerank.blend` re-orders the top
+`--reranker` (trained by `make reranker`), and `evidenceqa.retrieval.rerank.blend` re-orders the top
 `depth` at each blend weight offline. Printed, in Markdown: doc / passage MRR@10 per benchmark
 at each depth and weight; leave-one-benchmark-out (depth and weight chosen on the other
 benchmarks, scored on the one left out, against the first stage alone); and the reranking time
@@ -23,14 +23,14 @@ import numpy as np
 from fusion_grid import benchmark_arguments, cell
 from search_latency import percentile
 
-from evidenceqa import markdown
+from evidenceqa.answer.engine import Engine
 from evidenceqa.bench.fusion import reciprocal_ranks
 from evidenceqa.bench.metrics import Ranked
 from evidenceqa.bench.retrieval import Question, read_questions
 from evidenceqa.config import load_settings
-from evidenceqa.engine import Engine
 from evidenceqa.index.base import Hit
-from evidenceqa.rerank import CrossEncoder, blend
+from evidenceqa.retrieval.rerank import CrossEncoder, blend
+from evidenceqa.text import markdown
 
 DEPTHS = (10, 20, 30)
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)

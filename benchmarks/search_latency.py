@@ -23,11 +23,11 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from evidenceqa import markdown
+from evidenceqa.answer.engine import Engine
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
-from evidenceqa.engine import Engine
 from evidenceqa.index.base import Filters
+from evidenceqa.text import markdown
 
 WARM_UP = 10
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evidenceqa import markdown
+from evidenceqa.text import markdown
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ import argparse
 import json
 from pathlib import Path
 
-from evidenceqa import markdown
 from evidenceqa.adapt import MANIFEST
+from evidenceqa.text import markdown
 
 
 def summary(manifest: dict) -> str:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
-from evidenceqa.ingest import Ingestor
+from evidenceqa.library.ingest import Ingestor
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("EVIDENCEQA_SHARED_DATA", REPO.parent / "shared" / "data"))

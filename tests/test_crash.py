@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from evidenceqa.answer.engine import Engine
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
 from tests.web.test_browser import _free_port, _read_until, _wait_healthy
 
 pytestmark = pytest.mark.slow

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evidenceqa.documents import Chunk, Document, HierarchyLevel, Paragraph, normalize_space, sha256_text
-from evidenceqa.sentences import ends_sentence, split_sentences
+from evidenceqa.text.sentences import ends_sentence, split_sentences
 
 if TYPE_CHECKING:
     from evidenceqa.config import Settings

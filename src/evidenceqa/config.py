@@ -69,9 +69,9 @@ class Settings(BaseSettings):
     ann_refine_factor: int = Field(2, ge=1)  # re-rank this many × k candidates by exact cosine
     # Weight of the dense retriever: a number from 0 to 1, "rules" (the seed's query rules),
     # "learned" (per query class, from the benchmark-chosen table `alpha.json` in the data home) or
-    # "adaptive" (per question, from signals of its own two result lists: evidenceqa.adaptive).
+    # "adaptive" (per question, from signals of its own two result lists: evidenceqa.retrieval.adaptive).
     alpha: str = "0.3"
-    # The second stage (evidenceqa.rerank): "off", or a folder holding a cross-encoder trained by
+    # The second stage (evidenceqa.retrieval.rerank): "off", or a folder holding a cross-encoder trained by
     # `evidenceqa train-reranker`. It re-scores the top `rerank_depth` fused candidates, blending
     # its score with the fused one by `rerank_weight` (0: the first-stage order).
     rerank: str = "off"

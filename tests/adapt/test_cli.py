@@ -10,7 +10,7 @@ import pytest
 
 from evidenceqa.adapt import MANIFEST
 from tests.conftest import SAMPLE
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 
 @pytest.fixture(scope="module")

@@ -12,12 +12,12 @@ import pytest
 
 from evidenceqa.adapt import Triplet
 from evidenceqa.adapt.cross_encoder import OTHER_POSITIVES, candidate_groups
+from evidenceqa.answer.engine import Engine
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
 from evidenceqa.index.base import Hit
-from evidenceqa.rerank import CrossEncoder, RerankerError, blend
+from evidenceqa.retrieval.rerank import CrossEncoder, RerankerError, blend
 from tests.conftest import SAMPLE
-from tests.test_cli import MODELS, run
+from tests.cli.test_cli import MODELS, run
 
 # A MedQuAD question the sample library's pages yield as a training query: the guard must refuse it.
 HELD_OUT = "What are the symptoms of Abdominal aortic aneurysm ?"

@@ -6,7 +6,7 @@ import bm25s
 import numpy as np
 
 from evidenceqa.adapt.negatives import BM25Pool, Passage, hard_negative
-from evidenceqa.analysis import terms
+from evidenceqa.text.tokens import terms
 
 TEXTS = [
     "tranexamic acid reduces blood loss in hip arthroplasty",

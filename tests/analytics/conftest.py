@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from argon2 import PasswordHasher
 
+from evidenceqa.answer.engine import Engine
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
 from evidenceqa.store import accounts
 from tests.analytics.home import build_home
 

@@ -8,12 +8,12 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evidenceqa.analytics import simulate
 from evidenceqa.answer.abstain import FEATURES, Abstainer
+from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
-from evidenceqa.ingest import Ingestor
+from evidenceqa.library.ingest import Ingestor
+from evidenceqa.web import simulate
 
 DOCS = [
     ("shave", "Hair removal before spinal surgery", 2007,

@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from evidenceqa.analytics.failures import Diagnoser, FoundDocument, Probe, categorise
-from evidenceqa.engine import Engine
+from evidenceqa.answer.engine import Engine
 from tests.analytics.home import OTITIS, SHAVE, TXA, TXA_SINCE
 from tests.analytics.rows import exchange
 

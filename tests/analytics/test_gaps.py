@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from evidenceqa.analytics.gaps import GapQuestion, cluster, content_gaps, topic_terms
-from evidenceqa.engine import Engine
+from evidenceqa.answer.engine import Engine
 
 QUESTIONS = [
     "What is the first-line antibiotic for acute otitis media in toddlers?",

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evidenceqa.answer.base import Usage
-from evidenceqa.answer.pipeline import Answer
 from evidenceqa.config import Settings
+from evidenceqa.records import Answer, Usage
 from evidenceqa.store import (
     InvalidCategory,
     NotFound,

@@ -12,9 +12,9 @@ import pytest
 from matplotlib.image import imread
 from typer.testing import CliRunner
 
-from evidenceqa.analytics.simulate import Simulation
 from evidenceqa.cli import app
 from evidenceqa.config import Settings
+from evidenceqa.web.simulate import Simulation
 from tests.analytics.home import MELATONIN, OTITIS, PILOT, TXA_SINCE, run_pilot
 
 FIGURES = [

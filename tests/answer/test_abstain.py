@@ -19,7 +19,7 @@ from evidenceqa.answer.abstain import (
     threshold_for,
 )
 from evidenceqa.embeddings import CachedEmbedder
-from evidenceqa.retrieval import SearchResponse, SearchResult
+from evidenceqa.retrieval.retriever import SearchResponse, SearchResult
 from tests.answer.evidence import CHUNKS, chunk, real_embedder
 
 # Typical signals of an answerable question and of a content gap, one value per FEATURES entry.

@@ -18,11 +18,11 @@ from evidenceqa.answer.calibration import (
     states_answer,
     too_small,
 )
+from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
-from evidenceqa.ingest import Ingestor
-from evidenceqa.retrieval import SearchResponse, SearchResult
+from evidenceqa.library.ingest import Ingestor
+from evidenceqa.retrieval.retriever import SearchResponse, SearchResult
 from tests.answer.evidence import chunk
 from tests.answer.library import abstracts
 

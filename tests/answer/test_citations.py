@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evidenceqa.answer.base import ABSTAIN_MESSAGE, Sentence
+from evidenceqa.answer.base import ABSTAIN_MESSAGE
 from evidenceqa.answer.citations import (
     SUPPORT_THRESHOLD,
     body_sentences,
@@ -18,6 +18,7 @@ from evidenceqa.answer.citations import (
 )
 from evidenceqa.answer.extractive import ExtractiveGenerator
 from evidenceqa.embeddings import CachedEmbedder
+from evidenceqa.records import Sentence
 from tests.answer.evidence import CHUNKS, numbered, real_embedder
 
 EVIDENCE = numbered("chlorhexidine", "hair", "tranexamic")

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from evidenceqa.answer import GenerationError, load_generator
+from evidenceqa.answer.cache import MemoryCache
+from evidenceqa.answer.engine import Engine
 from evidenceqa.answer.fallback import FallbackGenerator
 from evidenceqa.answer.llm import LLMGenerator
 from evidenceqa.answer.pipeline import Answerer
-from evidenceqa.cache import MemoryCache
-from evidenceqa.engine import Engine
 from tests.answer.openai_server import OpenAIServer, Reply, answer, failure, llm_settings
 from tests.answer.test_llm import closed_port
 from tests.conftest import indexed_engine

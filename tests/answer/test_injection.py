@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evidenceqa.answer.base import Evidence
+from evidenceqa.answer.cache import MemoryCache
+from evidenceqa.answer.engine import Engine
 from evidenceqa.answer.llm import LLMGenerator
 from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.answer.prompt import SYSTEM_PROMPT, defuse, messages
-from evidenceqa.cache import MemoryCache
 from evidenceqa.documents import Chunk
-from evidenceqa.engine import Engine
 from evidenceqa.index.base import Filters
 from tests.answer.openai_server import OpenAIServer, answer
 from tests.conftest import indexed_engine

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError, Usage
+from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError
 from evidenceqa.answer.llm import LLMGenerator, build_llm_generator, is_abstention
 from evidenceqa.answer.prompt import SYSTEM_PROMPT
 from evidenceqa.config import Settings
 from evidenceqa.documents import Chunk
+from evidenceqa.records import Usage
 from tests.answer.openai_server import OpenAIServer, Reply, answer, failure
 
 KEY = "sk-test-secret-123"

@@ -9,9 +9,9 @@ import pytest
 
 from evidenceqa.answer import ABSTAIN_MESSAGE, GenerationError
 from evidenceqa.answer.abstain import FEATURES, Abstainer
-from evidenceqa.answer.pipeline import Answer
-from evidenceqa.cache import MemoryCache
-from evidenceqa.engine import Engine
+from evidenceqa.answer.cache import MemoryCache
+from evidenceqa.answer.engine import Engine
+from evidenceqa.records import Answer
 from tests.answer.openai_server import OpenAIServer, answer, failure, llm_settings
 from tests.conftest import indexed_engine
 

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from evidenceqa.analysis import tokens
 from evidenceqa.answer.probes import OPENERS, SCENARIOS, STYLES, probes
-from evidenceqa.catalogue import Catalogue
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.ingest import Ingestor
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.library.ingest import Ingestor
+from evidenceqa.text.tokens import tokens
 from tests.answer.library import abstracts
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import random
 
 from evidenceqa.answer.abstain import FEATURES, Abstainer, threshold_for
-from evidenceqa.answer.base import Citation, Usage
 from evidenceqa.answer.calibration import Sample, calibrate, out_of_fold
-from evidenceqa.answer.pipeline import Answer
 from evidenceqa.bench.answers import (
     answer_in_evidence,
     by_answerability,
@@ -17,7 +15,8 @@ from evidenceqa.bench.answers import (
     score_answer,
 )
 from evidenceqa.bench.retrieval import Question
-from evidenceqa.retrieval import SearchResponse, SearchResult
+from evidenceqa.records import Answer, Citation, Usage
+from evidenceqa.retrieval.retriever import SearchResponse, SearchResult
 from tests.answer.evidence import chunk
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from evidenceqa.answer.abstain import CALIBRATION_FILE, FEATURES, Abstainer
 from tests.conftest import write_library
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 TOPICS = [
     ("chlorhexidine", "Chlorhexidine gluconate skin antisepsis lowered surgical site infection."),

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from evidenceqa.answer.engine import Engine
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
 from tests.conftest import REPO, indexed_engine
 
 # Only a copy of each gold document is in the library: every hit is right only if copies count.

@@ -7,9 +7,9 @@ import random
 import numpy as np
 import pytest
 
-from evidenceqa.adaptive import SIGNALS
 from evidenceqa.bench.fusion import GRID, Scored, at_alpha, best_fixed, curve, fit_adaptive, leave_one_out
 from evidenceqa.index.base import Hit
+from evidenceqa.retrieval.adaptive import SIGNALS
 
 
 def _question(best_alpha: float, signal: float, rng: random.Random) -> Scored:

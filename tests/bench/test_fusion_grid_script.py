@@ -6,10 +6,10 @@ import json
 import os
 from pathlib import Path
 
-from evidenceqa.adaptive import SIGNALS, AdaptiveAlpha
+from evidenceqa.retrieval.adaptive import SIGNALS, AdaptiveAlpha
 from tests.bench.test_performance_benchmarks import script
 from tests.conftest import SAMPLE
-from tests.test_cli import MODELS, run
+from tests.cli.test_cli import MODELS, run
 
 QUESTIONS = {
     "lexical": [

@@ -1,6 +1,6 @@
 """A small synthetic corpus for the backend contract tests.
 
-Real analysed terms (evidenceqa.analysis.analyze of short clinical sentences), deterministic unit
+Real analysed terms (evidenceqa.text.tokens.analyze of short clinical sentences), deterministic unit
 vectors of dimension 8, years 1995–2022 and unknown, several collections, document types and
 topics, awkward ids, and one overview record (hierarchy level "document") per document.
 """
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evidenceqa.analysis import analyze
 from evidenceqa.index.base import Filters, IndexRecord
+from evidenceqa.text.tokens import analyze
 
 DIM = 8
 ALL_LEVELS = Filters(levels=("document", "section", "paragraph"))

@@ -8,8 +8,8 @@ from __future__ import annotations
 import bm25s
 import pytest
 
-from evidenceqa.analysis import analyze
 from evidenceqa.index.base import Filters
+from evidenceqa.text.tokens import analyze
 from tests.index.corpus import RECORDS
 
 QUERIES = [

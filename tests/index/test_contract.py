@@ -10,9 +10,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from evidenceqa.analysis import analyze
-from evidenceqa.fusion import Fusion
 from evidenceqa.index.base import CONTENT_LEVELS, Filters, Hit, SearchBackend
+from evidenceqa.retrieval.fusion import Fusion, hybrid_search
+from evidenceqa.text.tokens import analyze
 from tests.index.conftest import Opener
 from tests.index.corpus import (
     ALL_LEVELS,
@@ -162,7 +162,7 @@ def test_filters_exact_sets(populated: SearchBackend, case: str) -> None:
     assert set(ids(dense)) == admitted
     keyword = populated.search_keyword(BROAD, 100, filters)
     assert set(ids(keyword)) == keyword_matches(RECORDS, BROAD, filters)
-    fused = populated.hybrid(_all_vector(), BROAD, 100, filters, Fusion())
+    fused = hybrid_search(populated, _all_vector(), BROAD, 100, filters, Fusion())
     assert set(ids(fused)) == admitted
     assert_best_first(dense)
     assert_best_first(keyword)
@@ -190,7 +190,7 @@ def test_overviews_only_when_asked(populated: SearchBackend) -> None:
     for hits in (
         populated.search_dense(vector, 100, Filters()),
         populated.search_keyword(BROAD, 100, Filters()),
-        populated.hybrid(vector, BROAD, 100, Filters(), Fusion()),
+        hybrid_search(populated, vector, BROAD, 100, Filters(), Fusion()),
     ):
         assert hits
         assert {BY_ID[h.chunk_id].hierarchy_level for h in hits} <= set(CONTENT_LEVELS)
@@ -198,7 +198,7 @@ def test_overviews_only_when_asked(populated: SearchBackend) -> None:
     for hits in (
         populated.search_dense(vector, 100, overviews),
         populated.search_keyword(BROAD, 100, overviews),
-        populated.hybrid(vector, BROAD, 100, overviews, Fusion()),
+        hybrid_search(populated, vector, BROAD, 100, overviews, Fusion()),
     ):
         assert hits
         assert {BY_ID[h.chunk_id].hierarchy_level for h in hits} == {"document"}
@@ -404,7 +404,7 @@ def _alpha_case() -> tuple[np.ndarray, str, str, str]:
 def test_hybrid_fuses_both_retrievers(populated: SearchBackend, method: str) -> None:
     vector, terms, dense_best, keyword_best = _alpha_case()
     fusion = Fusion(method=method, depth=20)
-    hits = populated.hybrid(vector, terms, 10, Filters(), fusion)
+    hits = hybrid_search(populated, vector, terms, 10, Filters(), fusion)
     assert len(hits) == 10
     assert_best_first(hits)
     assert_hits_consistent(hits)
@@ -424,21 +424,21 @@ def test_hybrid_fuses_both_retrievers(populated: SearchBackend, method: str) -> 
             assert keyword[hit.ranks["keyword"] - 1] == hit.chunk_id
         else:
             assert hit.chunk_id not in keyword
-    assert len(populated.hybrid(vector, terms, 3, Filters(), fusion)) == 3
+    assert len(hybrid_search(populated, vector, terms, 3, Filters(), fusion)) == 3
 
 
 @pytest.mark.parametrize("method", ["rrf", "weighted"])
 def test_hybrid_alpha_extremes(populated: SearchBackend, method: str) -> None:
     vector, terms, dense_best, keyword_best = _alpha_case()
-    dense_only = populated.hybrid(vector, terms, 5, Filters(), Fusion(method=method, alpha=1.0))
+    dense_only = hybrid_search(populated, vector, terms, 5, Filters(), Fusion(method=method, alpha=1.0))
     assert dense_only[0].chunk_id == dense_best
-    keyword_only = populated.hybrid(vector, terms, 5, Filters(), Fusion(method=method, alpha=0.0))
+    keyword_only = hybrid_search(populated, vector, terms, 5, Filters(), Fusion(method=method, alpha=0.0))
     assert keyword_only[0].chunk_id == keyword_best
 
 
 def test_hybrid_without_terms_is_dense(populated: SearchBackend) -> None:
     vector = MUPIROCIN.vector
-    hits = populated.hybrid(vector, "", 5, Filters(), Fusion())
+    hits = hybrid_search(populated, vector, "", 5, Filters(), Fusion())
     assert ids(hits) == ids(populated.search_dense(vector, 5, Filters()))
     assert all(set(h.ranks) == {"dense"} for h in hits)
 

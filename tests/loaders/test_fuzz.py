@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evidenceqa.catalogue import Catalogue
 from evidenceqa.chunking import ChunkingConfig, chunk_document
 from evidenceqa.documents import Document
-from evidenceqa.ingest import Ingestor
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.library.ingest import Ingestor
 from evidenceqa.loaders import LoadError, load
 from tests.conftest import SAMPLE
 from tests.loaders.test_pdf import _pdf_with_text

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from evidenceqa.answer.base import ABSTAIN_MESSAGE, Citation, Sentence, Usage
-from evidenceqa.answer.pipeline import Answer
+from evidenceqa.answer.base import ABSTAIN_MESSAGE
+from evidenceqa.records import Answer, Citation, Sentence, Usage
 from evidenceqa.store import (
     RATINGS,
     AnswerRecord,

@@ -13,10 +13,10 @@ from argon2 import PasswordHasher
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
-from evidenceqa.ingest import Ingestor
+from evidenceqa.library.ingest import Ingestor
 from evidenceqa.store import Store, accounts, create_user
 from evidenceqa.web.app import create_app
 from tests.answer.openai_server import OpenAIServer

@@ -14,10 +14,10 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
-from evidenceqa.ingest import Ingestor
+from evidenceqa.library.ingest import Ingestor
 from evidenceqa.store import create_api_token, create_user, list_users
 from evidenceqa.web.app import SECURITY_HEADERS, UNSTORABLE, create_app
 from evidenceqa.web.guards import AccessLogRedaction, Guards

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
-from evidenceqa.ingest import Ingestor
+from evidenceqa.library.ingest import Ingestor
 from tests.conftest import write_library
 from tests.web.test_browser import CHROMIUM, _free_port, _read_until, _require_browser, _wait_healthy
 

@@ -9,9 +9,9 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from evidenceqa.builder.candidates import Candidate
-from evidenceqa.store import review as review_store
-from tests.builder.samples import SCRIPT, sample_candidates
+from evidenceqa.curation import review_store
+from evidenceqa.curation.candidates import Candidate
+from tests.curation.samples import SCRIPT, sample_candidates
 from tests.web.conftest import Client, store_of
 
 

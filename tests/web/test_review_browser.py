@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from evidenceqa.bench.retrieval import read_questions
-from evidenceqa.builder.build import build_candidates
+from evidenceqa.curation import review_store
+from evidenceqa.curation.build import build_candidates
 from evidenceqa.store import open_store
-from evidenceqa.store import review as review_store
-from tests.builder.conftest import DVT_PAGE, MDR_TB, load_one
+from tests.curation.conftest import DVT_PAGE, MDR_TB, load_one
 from tests.web.test_browser import (  # noqa: F401 — fixtures, found by name
     ADMIN,
     Server,

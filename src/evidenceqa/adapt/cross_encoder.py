@@ -6,7 +6,7 @@ negative, every benchmark question refused by `leakage.Holdout`). Each step scor
 query of the batch, its positive, its hard negative and the other queries' positives, and a
 softmax cross-entropy asks for the positive first (a listwise loss: the ranking is what is used).
 The encoder starts from all-MiniLM-L6-v2 with a fresh one-logit head. The result is exported to
-int8 ONNX (`evidenceqa.rerank`), written beside a manifest that says what trained it.
+int8 ONNX (`evidenceqa.retrieval.rerank`), written beside a manifest that says what trained it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from evidenceqa.adapt.dataset import Triplet
 from evidenceqa.adapt.train import TrainConfig, TrainReport, run_plan
 from evidenceqa.embeddings.base import force_offline
 from evidenceqa.embeddings.onnx import MANIFEST_FILE
-from evidenceqa.rerank import export_cross_encoder
+from evidenceqa.retrieval.rerank import export_cross_encoder
 
 # In-batch positives of other queries scored per query besides its own positive and hard negative.
 OTHER_POSITIVES = 2

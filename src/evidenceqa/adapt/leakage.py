@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evidenceqa.analysis import terms
+from evidenceqa.text.tokens import terms
 
 MIN_GOLD_CHARS = 25
 NEAR_DUPLICATE = 0.7  # Jaccard of word sets at or above which a query counts as the question itself

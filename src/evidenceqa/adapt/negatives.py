@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from evidenceqa.analysis import terms
+from evidenceqa.text.tokens import terms
 
 K1 = 1.2
 B = 0.75

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from evidenceqa.analysis import terms
 from evidenceqa.documents import Document, Section
-from evidenceqa.sentences import split_sentences
+from evidenceqa.text.sentences import split_sentences
+from evidenceqa.text.tokens import terms
 
 PAIR_KINDS = ("heading", "abstract", "question")
 

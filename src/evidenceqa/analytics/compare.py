@@ -20,7 +20,7 @@ import numpy as np
 
 from evidenceqa.analytics.metrics import success
 from evidenceqa.analytics.rows import EARLIEST, LATEST, Exchange, day_start
-from evidenceqa.answer.pipeline import Answer
+from evidenceqa.records import Answer
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,10 @@ from typing import Any, Literal
 from evidenceqa.analytics.metrics import is_failure
 from evidenceqa.analytics.rows import Exchange
 from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.engine import Engine
 from evidenceqa.embeddings.base import Embedder
-from evidenceqa.engine import Engine
-from evidenceqa.query import parse_temporal
-from evidenceqa.retrieval import Retriever, SearchResponse
+from evidenceqa.retrieval.retriever import Retriever, SearchResponse
+from evidenceqa.retrieval.temporal import parse_temporal
 from evidenceqa.store import Store, failure_labels, save_automatic_label
 
 Category = Literal["missing_content", "retrieval_mismatch", "temporal", "edge_case"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evidenceqa.analysis import terms, tokens
+from evidenceqa.text.tokens import terms, tokens
 
 # MiniLM cosines: paraphrases sit above ~0.7, questions on one narrow topic above ~0.5.
 MIN_SIMILARITY = 0.55

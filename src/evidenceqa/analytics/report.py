@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from evidenceqa import markdown
 from evidenceqa.analytics import charts, exports
 from evidenceqa.analytics.compare import Comparison
 from evidenceqa.analytics.failures import (
@@ -27,8 +26,9 @@ from evidenceqa.analytics.failures import (
 from evidenceqa.analytics.gaps import GapQuestion, GapTopic, content_gaps
 from evidenceqa.analytics.metrics import SuccessRule, Summary, Week, summarise, weekly
 from evidenceqa.analytics.rows import Exchange, load_exchanges, period_bounds
-from evidenceqa.engine import Engine
+from evidenceqa.answer.engine import Engine
 from evidenceqa.store import Store
+from evidenceqa.text import markdown
 
 
 @dataclass(frozen=True)

@@ -6,17 +6,10 @@ or `llm`, with `prompt`) → citation check (`citations`); `base` holds the shap
 
 from __future__ import annotations
 
-from evidenceqa.answer.base import (
-    ABSTAIN_MESSAGE,
-    Citation,
-    Draft,
-    Evidence,
-    GenerationError,
-    Generator,
-    Sentence,
-)
+from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError, Generator
 from evidenceqa.config import Settings
 from evidenceqa.embeddings.base import Embedder
+from evidenceqa.records import Citation, Sentence
 
 __all__ = [
     "ABSTAIN_MESSAGE",

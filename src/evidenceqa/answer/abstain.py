@@ -35,10 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from evidenceqa.analysis import terms
 from evidenceqa.answer.extractive import answerable_sentences
 from evidenceqa.embeddings.base import Embedder
-from evidenceqa.retrieval import SearchResponse
+from evidenceqa.retrieval.retriever import SearchResponse
+from evidenceqa.text.tokens import terms
 
 FEATURES = (
     "dense_top",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from evidenceqa.documents import Chunk
+from evidenceqa.records import Sentence, Usage
 
 # The seed's words, exactly: clinicians and the analytics recognise an abstention by them.
 ABSTAIN_MESSAGE = "I don't have adequate information to answer this question."
@@ -34,23 +35,6 @@ class Evidence:
 
 
 @dataclass
-class Sentence:
-    """One sentence of an answer and the evidence numbers it cites."""
-
-    text: str
-    citations: list[int] = field(default_factory=list)
-    supported: bool | None = None  # None until checked; verbatim extractive sentences are supported
-    support: float | None = None  # the checker's support score, 0–1
-    problem: str | None = None  # why it is not supported: "cites [7], which does not exist", …
-
-
-@dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-@dataclass
 class Draft:
     """What a generator returns: the answer text with [n] markers, and the same split into sentences."""
 
@@ -60,19 +44,6 @@ class Draft:
     model: str
     usage: Usage = field(default_factory=Usage)
     fallback_from: str | None = None  # the generator that failed, when this draft stands in for it
-
-
-@dataclass(frozen=True)
-class Citation:
-    """A numbered source of an answer, with the exact text that supports it, for highlighting."""
-
-    n: int
-    doc_id: str
-    chunk_id: str
-    title: str | None
-    year: int | None
-    section: str | None
-    text: str
 
 
 class Generator(Protocol):

@@ -21,9 +21,9 @@ from typing import Any
 
 from evidenceqa.answer.abstain import FEATURES, Abstainer, features, fit, threshold_for
 from evidenceqa.answer.probes import Probe, probes
-from evidenceqa.catalogue import Catalogue
 from evidenceqa.index.base import Filters
-from evidenceqa.retrieval import Retriever, SearchResponse
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.retrieval.retriever import Retriever, SearchResponse
 
 # A gold span this long found word for word in another document's chunk means that chunk states
 # the answer too; shorter spans ("3", "bats") turn up anywhere.

@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from evidenceqa.analysis import terms
-from evidenceqa.answer.base import ABSTAIN_MESSAGE, Citation, Evidence, Sentence
+from evidenceqa.answer.base import ABSTAIN_MESSAGE, Evidence
 from evidenceqa.embeddings.base import Embedder
-from evidenceqa.sentences import split_sentences
+from evidenceqa.records import Citation, Sentence
+from evidenceqa.text.sentences import split_sentences
+from evidenceqa.text.tokens import terms
 
 # support = LEXICAL_WEIGHT · (share of the sentence's terms found in the cited blocks)
 #         + (1 − LEXICAL_WEIGHT) · (best cosine between the sentence and a cited block's sentence).

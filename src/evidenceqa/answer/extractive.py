@@ -16,12 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evidenceqa.analysis import terms
-from evidenceqa.answer.base import Draft, Evidence, Sentence, abstention
+from evidenceqa.answer.base import Draft, Evidence, abstention
 from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf
 from evidenceqa.answer.findings import asks_yes_or_no, finding_weight, verdict, vote_weight
 from evidenceqa.embeddings.base import Embedder
-from evidenceqa.sentences import ends_sentence
+from evidenceqa.records import Sentence
+from evidenceqa.text.sentences import ends_sentence
+from evidenceqa.text.tokens import terms
 
 # score = TERM_WEIGHT · term weight + SIMILARITY_WEIGHT · cosine + POSITION_WEIGHT · position
 # + FINDING_WEIGHT · finding, each part 0–1 (finding -1–1; see `sentence_score`). Similarity leads

@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError, Usage, abstention
+from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError, abstention
 from evidenceqa.answer.prompt import messages
 from evidenceqa.config import Settings
+from evidenceqa.records import Usage
 
 # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK refuses to start without one.
 _NO_KEY = "not-needed"

@@ -9,51 +9,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evidenceqa.answer.abstain import Abstainer
-from evidenceqa.answer.base import Citation, Draft, Evidence, Generator, Sentence, Usage, abstention
+from evidenceqa.answer.base import Draft, Evidence, Generator, abstention
+from evidenceqa.answer.cache import Cache, cache_key, settings_fingerprint
 from evidenceqa.answer.citations import check, citations_for, unsupported_count
-from evidenceqa.cache import Cache, cache_key, settings_fingerprint
 from evidenceqa.config import Settings
 from evidenceqa.index.base import Filters
-from evidenceqa.query import clean_question
-from evidenceqa.retrieval import Retriever, SearchResponse
+from evidenceqa.records import Answer, Sentence
+from evidenceqa.retrieval.question import clean_question
+from evidenceqa.retrieval.retriever import Retriever, SearchResponse
 
 # The stored record's generator column holds 200 characters.
 FALLBACK_MARK_CHARS = 200
-
-
-@dataclass
-class Answer:
-    question: str
-    answer: str
-    abstained: bool
-    citations: list[Citation]
-    sentences: list[Sentence]
-    unsupported: int  # sentences the checker could not tie to their cited evidence
-    generator: str
-    filters: dict[str, Any]
-    temporal: str | None
-    timings_ms: dict[str, float]
-    cost_usd: dict[str, float]  # per stage, and "total"
-    usage: Usage
-    index_version: int
-    p_answerable: float | None = None  # the calibrated adequacy model's belief, when there is one
-    cache_hit: bool = False
-    query_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Answer:
-        values = dict(data)
-        values["citations"] = [Citation(**c) for c in data["citations"]]
-        values["sentences"] = [Sentence(**s) for s in data["sentences"]]
-        values["usage"] = Usage(**data["usage"])
-        return cls(**values)
 
 
 @dataclass(frozen=True)

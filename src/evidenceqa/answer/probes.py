@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import zip_longest
 
-from evidenceqa.analysis import terms, tokens
 from evidenceqa.answer.extractive import answerable_sentences
-from evidenceqa.catalogue import Catalogue
 from evidenceqa.index.base import CONTENT_LEVELS
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.text.tokens import terms, tokens
 
 STYLES = ("keyword", "question", "related", "scenario")
 # A sentence long enough to hold a finding, not so long that it is a paragraph run together.

@@ -20,9 +20,10 @@ from typing import Any
 from evidenceqa.answer.abstain import Abstainer, Judgement, features
 from evidenceqa.answer.calibration import Sample, auc, states_answer
 from evidenceqa.answer.findings import direction_of
-from evidenceqa.answer.pipeline import Answer, Answerer
+from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.bench.retrieval import Question, question_filters
-from evidenceqa.retrieval import Retriever, SearchResponse
+from evidenceqa.records import Answer
+from evidenceqa.retrieval.retriever import Retriever, SearchResponse
 
 
 def answer_in_evidence(question: Question, response: SearchResponse, answering: dict[str, str]) -> bool:

@@ -1,12 +1,12 @@
 """Fitting and checking the fusion on development benchmarks, leave-one-benchmark-out.
 
 For each question the two candidate lists are retrieved once; `curve` then fuses them offline at
-every dense weight of `GRID` (with `evidenceqa.fusion`, as search does) and records the reciprocal
+every dense weight of `GRID` (with `evidenceqa.retrieval.fusion`, as search does) and records the reciprocal
 ranks. A method is judged on a benchmark it was not fitted on: `leave_one_out` fits on all sets
 but one and reports on the one left out, so what is learned is what transfers to a question style
 never seen.
 
-The adaptive model (`evidenceqa.adaptive.AdaptiveAlpha`) is fitted with one intercept per
+The adaptive model (`evidenceqa.retrieval.adaptive.AdaptiveAlpha`) is fitted with one intercept per
 benchmark and shared signal weights: the weights then have to explain how questions differ within
 a style, and the style's own average is not learned as if it were a signal. A new library's
 questions get the mean of the intercepts. The objective is each benchmark's mean reciprocal rank
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evidenceqa.adaptive import CLIP, SIGNALS, AdaptiveAlpha
 from evidenceqa.bench.metrics import Ranked, gold_positions, score
-from evidenceqa.fusion import Fusion, dense_weights, fuse
 from evidenceqa.index.base import Hit
+from evidenceqa.retrieval.adaptive import CLIP, SIGNALS, AdaptiveAlpha
+from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
 
 GRID = tuple(round(i * 0.05, 2) for i in range(21))
 DEPTH = 100

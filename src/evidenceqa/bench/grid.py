@@ -19,20 +19,20 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import retrieval as bench_retrieval
 from evidenceqa.bench import slices
 from evidenceqa.bench.metrics import CUTOFF
 from evidenceqa.bench.retrieval import Question
-from evidenceqa.catalogue import Catalogue
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig, stats_of_chunks
 from evidenceqa.config import Settings
 from evidenceqa.embeddings import CachedEmbedder, Embedder
-from evidenceqa.engine import Engine
 from evidenceqa.index import BACKENDS
-from evidenceqa.ingest import Ingestor
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.library.ingest import Ingestor
+from evidenceqa.library.vocabulary import Vocabulary, vocabulary_from_counts
 from evidenceqa.loaders import iter_files
-from evidenceqa.retrieval import Retriever, SearchMode
-from evidenceqa.vocabulary import Vocabulary, vocabulary_from_counts
+from evidenceqa.retrieval.retriever import Retriever, SearchMode
 
 
 @dataclass(frozen=True)

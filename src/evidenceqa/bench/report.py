@@ -8,11 +8,11 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from evidenceqa import markdown
 from evidenceqa.bench.grid import AXES, Cell, CellResult, GridResult
 from evidenceqa.bench.plots import Plots
 from evidenceqa.bench.retrieval import LEVELS
 from evidenceqa.bench.slices import MIN_QUESTIONS, shown_values
+from evidenceqa.text import markdown
 
 TABLE_METRICS = ("MRR@10", "P@1", "P@3", "P@5", "Recall@10")
 LEVEL_NAMES = {"document": "Doc", "passage": "Passage"}

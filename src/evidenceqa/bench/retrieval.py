@@ -17,7 +17,7 @@ from typing import Any
 from evidenceqa.bench.metrics import METRICS, QueryScores, Ranked, aggregate, gold_positions, score
 from evidenceqa.index.base import Filters
 from evidenceqa.jsonl import read_rows
-from evidenceqa.retrieval import Retriever, SearchMode
+from evidenceqa.retrieval.retriever import Retriever, SearchMode
 
 LEVELS = ("document", "passage")
 

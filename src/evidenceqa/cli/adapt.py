@@ -12,11 +12,11 @@ import typer
 
 from evidenceqa import adapt as adaptation
 from evidenceqa.adapt.cross_encoder import train_cross_encoder
-from evidenceqa.catalogue import Catalogue
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import emit, err, fail, progress_bar, settings_of, warn
 from evidenceqa.documents import Document
 from evidenceqa.embeddings import minilm_path
+from evidenceqa.library.catalogue import Catalogue
 
 
 @app.command()

@@ -9,13 +9,13 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from evidenceqa import DISCLAIMER
 from evidenceqa.cli.common import fail
 from evidenceqa.config import load_settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a model hub at run time
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-DISCLAIMER = "evidenceqa is a research and familiarisation tool. It is not for real-time clinical decisions."
 
 app = typer.Typer(
     help=f"Evidence-based answers from your own medical library, with citations. {DISCLAIMER}",

@@ -4,39 +4,20 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from evidenceqa import DISCLAIMER
 from evidenceqa.answer import GenerationError
-from evidenceqa.answer.pipeline import Answer, Answerer
-from evidenceqa.cli.app import DISCLAIMER, app
+from evidenceqa.answer.pipeline import Answerer
+from evidenceqa.cli.app import app
 from evidenceqa.cli.common import checked_question, err, fail, out, progress_bar, settings_of
 from evidenceqa.cli.search import open_engine, read_queries
 from evidenceqa.index.base import Filters
-from evidenceqa.query import QuestionError
-
-
-def answer_row(answer: Answer) -> dict[str, Any]:
-    """One answer as the batch file and `--json` write it."""
-    return {
-        "query_id": answer.query_id,
-        "question": answer.question,
-        "answer": answer.answer,
-        "abstained": answer.abstained,
-        "citations": [asdict(c) for c in answer.citations],
-        "unsupported_sentences": [s.text for s in answer.sentences if s.supported is False],
-        "filters": answer.filters,
-        "timings_ms": answer.timings_ms,
-        "cost_usd": answer.cost_usd["total"],
-        "cost_by_stage_usd": answer.cost_usd,
-        "generator": answer.generator,
-        "p_answerable": answer.p_answerable,
-        "cache_hit": answer.cache_hit,
-        "index_version": answer.index_version,
-    }
+from evidenceqa.records import Answer
+from evidenceqa.retrieval.question import QuestionError
 
 
 @app.command()
@@ -90,7 +71,7 @@ def _one(
     except GenerationError as exc:
         fail(str(exc), code=1)
     if as_json:
-        print(json.dumps(answer_row(answer), ensure_ascii=False, indent=1))
+        print(json.dumps(answer.to_row(), ensure_ascii=False, indent=1))
     else:
         _print_answer(answer)
 
@@ -125,9 +106,7 @@ def _batch(answerer: Answerer, rows: list[tuple[str, str]], out_path: Path, filt
     with out_path.open("w", encoding="utf-8") as stream, progress_bar("ask", len(rows)) as bar:
         for query_id, question in rows:
             try:
-                record = answer_row(answerer.ask(question, filters, k, use_cache=cache)) | {
-                    "query_id": query_id
-                }
+                record = answerer.ask(question, filters, k, use_cache=cache).to_row() | {"query_id": query_id}
             except (GenerationError, QuestionError) as exc:  # one failed question does not lose the batch
                 failed += 1
                 record = {"query_id": query_id, "question": question, "error": str(exc)}

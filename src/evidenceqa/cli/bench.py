@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.calibration import calibrate, library_size
 from evidenceqa.bench import answers as bench_answers
 from evidenceqa.bench import gaps as bench_gaps
@@ -20,7 +21,6 @@ from evidenceqa.bench import report as bench_report
 from evidenceqa.bench import retrieval as bench_retrieval
 from evidenceqa.bench import temporal as bench_temporal
 from evidenceqa.bench.metrics import METRICS
-from evidenceqa.cache import MemoryCache
 from evidenceqa.cli.app import bench_app
 from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of, warn
 from evidenceqa.cli.search import open_engine, open_retriever

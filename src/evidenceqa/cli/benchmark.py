@@ -8,21 +8,21 @@ from typing import Annotated
 
 import typer
 
-from evidenceqa.builder import candidates as files
-from evidenceqa.builder.build import build_candidates
-from evidenceqa.builder.candidates import Candidate
-from evidenceqa.builder.mapping import Mapper, MappingRules
-from evidenceqa.builder.metadata import QUESTION_TYPES
-from evidenceqa.builder.review import progress, validated_rows, write_benchmark
-from evidenceqa.catalogue import Catalogue
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of, warn
 from evidenceqa.cli.search import open_engine, open_retriever
 from evidenceqa.config import Settings
+from evidenceqa.curation import candidates as files
+from evidenceqa.curation import review_store
+from evidenceqa.curation.build import build_candidates
+from evidenceqa.curation.candidates import Candidate
+from evidenceqa.curation.mapping import Mapper, MappingRules
+from evidenceqa.curation.metadata import QUESTION_TYPES
+from evidenceqa.curation.review import progress, validated_rows, write_benchmark
 from evidenceqa.documents import Document
+from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.loaders import LoadError, iter_files, load
 from evidenceqa.store import NotFound, Store, open_store
-from evidenceqa.store import review as review_store
 
 benchmark_app = typer.Typer(
     help="Build a benchmark from the library's own Q&A content, reviewed by clinicians.", no_args_is_help=True

@@ -6,14 +6,14 @@ from typing import Annotated
 
 import typer
 
-from evidenceqa import markdown
 from evidenceqa.answer.abstain import CALIBRATION_FILE, Abstainer
 from evidenceqa.answer.calibration import SelfCalibration, self_calibrate, stale, too_small
+from evidenceqa.answer.engine import Engine
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import fail, out, progress_bar, settings_of
 from evidenceqa.cli.search import open_engine
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
+from evidenceqa.text import markdown
 
 
 def calibrate_library(

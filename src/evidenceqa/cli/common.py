@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evidenceqa import markdown
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig
 from evidenceqa.config import Settings
-from evidenceqa.query import QuestionError, clean_question
+from evidenceqa.retrieval.question import QuestionError, clean_question
+from evidenceqa.text import markdown
 
 # Tables are wider than the 80 columns rich assumes when output goes to a file or a pipe.
 out = Console(width=None if sys.stdout.isatty() else 140)

@@ -9,8 +9,6 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evidenceqa import preview
-from evidenceqa.catalogue import Catalogue
 from evidenceqa.chunking import STRATEGIES, ChunkStats, chunk_stats
 from evidenceqa.cli.app import app
 from evidenceqa.cli.calibrate import calibrate_library
@@ -18,7 +16,9 @@ from evidenceqa.cli.common import chunking, emit, err, fail, out, settings_of, w
 from evidenceqa.cli.search import open_engine, sync_engine
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document
-from evidenceqa.ingest import FileReport, Ingestor
+from evidenceqa.library import preview
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.library.ingest import FileReport, Ingestor
 from evidenceqa.loaders import LoadError, iter_files, load
 
 

@@ -12,16 +12,17 @@ from typing import Annotated
 import typer
 
 from evidenceqa.analytics import compare as compare_mod
-from evidenceqa.analytics import exports, simulate
+from evidenceqa.analytics import exports
 from evidenceqa.analytics.report import comparison_markdown, engine_report, report_markdown, write_report
 from evidenceqa.analytics.rows import Exchange, load_exchanges, period_bounds
-from evidenceqa.cache import MemoryCache
-from evidenceqa.catalogue import Catalogue
+from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import err, fail, out, settings_of
 from evidenceqa.cli.search import open_engine
 from evidenceqa.config import Settings
+from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.store import open_store
+from evidenceqa.web import simulate
 
 report_app = typer.Typer(help="Pilot analytics: figures, failures, content gaps, comparisons, exports.",
                          no_args_is_help=True)  # fmt: skip

@@ -9,14 +9,14 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from evidenceqa.answer.engine import Engine
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import checked_question, err, fail, out, progress_bar, settings_of
 from evidenceqa.config import Settings
 from evidenceqa.embeddings import EmbeddingError
-from evidenceqa.engine import Engine
 from evidenceqa.index.base import Filters
-from evidenceqa.query import QuestionError
-from evidenceqa.retrieval import Retriever, SearchResponse, SearchResult
+from evidenceqa.retrieval.question import QuestionError
+from evidenceqa.retrieval.retriever import Retriever, SearchResponse
 
 
 def open_engine(settings: Settings) -> Engine:
@@ -55,37 +55,6 @@ def sync_engine(engine: Engine) -> None:
 def index(ctx: typer.Context) -> None:
     """Bring the search index up to date with the library (ingest and remove do this themselves)."""
     sync_index(settings_of(ctx))
-
-
-def result_row(result: SearchResult) -> dict[str, Any]:
-    chunk = result.chunk
-    return {
-        "rank": result.rank,
-        "chunk_id": chunk.chunk_id,
-        "doc_id": chunk.doc_id,
-        "title": chunk.title,
-        "section": " > ".join(chunk.section_path),
-        "hierarchy_level": chunk.hierarchy_level,
-        "year": chunk.year,
-        "text": chunk.body,
-        "score": round(result.score, 6),
-        "found_by": result.ranks,
-    }
-
-
-def response_json(response: SearchResponse) -> dict[str, Any]:
-    return {
-        "question": response.question,
-        "query_text": response.query_text,
-        "mode": response.mode,
-        "filters": response.filters,
-        "temporal": response.temporal,
-        "expansions": [list(pair) for pair in response.expansions],
-        "query_class": response.query_class,
-        "alpha": response.alpha,
-        "timings_ms": response.timings_ms,
-        "results": [result_row(r) for r in response.results],
-    }
 
 
 @app.command()
@@ -130,7 +99,7 @@ def search(
             return
         response = retriever.search(question, **options)
     if json_output:
-        print(json.dumps(response_json(response), ensure_ascii=False, indent=1))
+        print(json.dumps(response.to_dict(), ensure_ascii=False, indent=1))
     else:
         _print_response(response)
 
@@ -148,7 +117,7 @@ def _batch(retriever: Any, queries: Path, out_path: Path | None, options: dict[s
                 record: dict[str, Any] = {"query_id": query_id, "error": str(exc)}
             else:
                 record = {"query_id": query_id, "filters": response.filters,
-                          "results": [result_row(r) for r in response.results]}  # fmt: skip
+                          "results": [r.to_dict() for r in response.results]}  # fmt: skip
             stream.write(json.dumps(record, ensure_ascii=False) + "\n")
             bar.advance(bar.task_ids[0])
     out.print(f"{len(rows)} questions searched → {out_path}")

@@ -1,7 +1,7 @@
 """Search backends behind one protocol (`evidenceqa.index.base.SearchBackend`).
 
-Backends are imported lazily: `evidenceqa.fusion` imports `evidenceqa.index.base`, and each
-backend imports `evidenceqa.fusion`, so importing them here would be circular (and would load
+Backends are imported lazily: `evidenceqa.retrieval.fusion` imports `evidenceqa.index.base`, and each
+backend imports `evidenceqa.retrieval.fusion`, so importing them here would be circular (and would load
 LanceDB and pymilvus for commands that never search).
 """
 
@@ -25,7 +25,7 @@ def open_backend(
     """Open (or, given `dim`, create) the index of backend `name` (default `settings.backend`).
 
     `space` names the table / collection: one per embedder, since vector spaces do not mix
-    (see `evidenceqa.indexing.space_name`).
+    (see `evidenceqa.library.index_sync.space_name`).
 
     `dim` is the embedder's dimension: a new index is created with it and an existing one must
     match it. Without `dim` an existing index opens whatever its dimension (commands that do

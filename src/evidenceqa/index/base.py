@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from evidenceqa.documents import HierarchyLevel
-
-if TYPE_CHECKING:
-    from evidenceqa.fusion import Fusion
 
 CONTENT_LEVELS: tuple[HierarchyLevel, ...] = ("section", "paragraph")
 
@@ -30,7 +27,7 @@ class IndexRecord:
     collection: str
     doc_type: str
     topics: list[str]
-    terms: str  # analysed keyword terms (evidenceqa.analysis.analyze of the chunk text)
+    terms: str  # analysed keyword terms (evidenceqa.text.tokens.analyze of the chunk text)
     vector: np.ndarray  # unit-length float32 embedding
 
 
@@ -125,9 +122,6 @@ class SearchBackend(Protocol):
 
     def search_keyword(self, terms: str, k: int, filters: Filters) -> list[Hit]:
         """Best BM25 matches for analysed `terms`, best first."""
-
-    def hybrid(self, vector: np.ndarray, terms: str, k: int, filters: Filters, fusion: Fusion) -> list[Hit]:
-        """Both searches fused (`evidenceqa.fusion.hybrid_search` unless the engine does better)."""
 
     def count(self) -> int:
         """Number of chunks stored."""

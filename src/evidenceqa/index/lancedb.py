@@ -2,7 +2,7 @@
 
 Keyword search is LanceDB's native full-text index (BM25) over the pre-analysed `terms` column,
 built with a whitespace tokenizer and no stemming, stop words or folding of its own, so that
-BM25 sees exactly the terms `evidenceqa.analysis.analyze` produced. Dense search is exact
+BM25 sees exactly the terms `evidenceqa.text.tokens.analyze` produced. Dense search is exact
 (brute-force) cosine search over the `vector` column until the table reaches `AnnParams.min_rows`;
 from there an IVF_HNSW_SQ index answers it (docs/performance.md measures both at 328k chunks: the
 index is an order of magnitude faster for a little recall). Both are pre-filtered with the same SQL
@@ -29,7 +29,6 @@ import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree, IvfHnswSq, LabelList
 from lancedb.query import MatchQuery
 
-from evidenceqa.fusion import Fusion, hybrid_search
 from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, query_vector, render_filters
 
 FTS_INDEX = "terms_idx"
@@ -265,9 +264,6 @@ class LanceDBBackend:
             builder = builder.where(sql, prefilter=True)
         rows = builder.select(["chunk_id", "doc_id", "_score"]).limit(k).to_list()
         return _best_first([Hit(r["chunk_id"], r["doc_id"], float(r["_score"])) for r in rows])
-
-    def hybrid(self, vector: np.ndarray, terms: str, k: int, filters: Filters, fusion: Fusion) -> list[Hit]:
-        return hybrid_search(self, vector, terms, k, filters, fusion)
 
     def count(self) -> int:
         return self._table.count_rows()

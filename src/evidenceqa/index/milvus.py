@@ -2,7 +2,7 @@
 
 Keyword search is Milvus's built-in BM25: a BM25 Function turns the pre-analysed `terms` field
 into the `sparse` field, searched with metric BM25. The analyzer is the standard tokenizer plus
-lower-casing, no stemming or stop words, so BM25 sees the terms `evidenceqa.analysis.analyze`
+lower-casing, no stemming or stop words, so BM25 sees the terms `evidenceqa.text.tokens.analyze`
 produced. Dense search is cosine over `vector` with a FLAT (exact) index. Both are pre-filtered
 with the same boolean expression built from `Filters`.
 
@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
-from evidenceqa.fusion import Fusion, hybrid_search
 from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, query_vector, render_filters
 
 ID_MAX_LENGTH = 512
@@ -308,9 +307,6 @@ class MilvusBackend:
         if k <= 0 or not terms.strip():
             return []
         return self._search(terms, "sparse", "BM25", k, filters)
-
-    def hybrid(self, vector: np.ndarray, terms: str, k: int, filters: Filters, fusion: Fusion) -> list[Hit]:
-        return hybrid_search(self, vector, terms, k, filters, fusion)
 
     def count(self) -> int:
         rows = self._c.query(self.collection, filter="", output_fields=["count(*)"])

@@ -16,7 +16,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
-from evidenceqa.answer.pipeline import Answer
+from evidenceqa.records import Answer
 from evidenceqa.store.db import Store
 from evidenceqa.store.models import RATINGS, AnswerRecord, Conversation, Feedback, Message, User
 

@@ -221,7 +221,7 @@ class FailureLabel(Base):
     corrected_at: Mapped[datetime | None]
 
 
-# Benchmark review (evidenceqa.builder): candidate pairs loaded per benchmark, and reviewers' decisions.
+# Benchmark review (evidenceqa.curation): candidate pairs loaded per benchmark, and reviewers' decisions.
 class ReviewCandidate(Base):
     """One candidate question–answer pair of a benchmark under review (`data`: Candidate.to_dict())."""
 

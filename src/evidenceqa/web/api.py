@@ -17,8 +17,7 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.answer import GenerationError
-from evidenceqa.answer.pipeline import Answer
-from evidenceqa.cli.search import response_json
+from evidenceqa.records import Answer
 from evidenceqa.store import User, accounts, conversations
 from evidenceqa.web.auth import ApiAdmin, ApiUser
 from evidenceqa.web.guards import check_ask_rate, checked_question, log_question
@@ -153,7 +152,7 @@ async def search(
 ) -> SearchOut:
     """The ranked passages for a question (hybrid BM25 + dense search), as `evidenceqa search --json`."""
     response = await services_of(request).library.search(checked_question(request, q), k)
-    return SearchOut.model_validate(response_json(response))
+    return SearchOut.model_validate(response.to_dict())
 
 
 @router.get("/api/conversations", response_model=list[ConversationOut])

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fastapi import HTTPException, Request, status
 
 from evidenceqa.config import Settings
-from evidenceqa.query import QuestionError, clean_question
+from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.store import User
 from evidenceqa.web.services import services_of
 

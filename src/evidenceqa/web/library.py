@@ -15,13 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TypeVar
 
-from evidenceqa.answer.base import Citation
-from evidenceqa.answer.pipeline import Answer, Answerer, Pending
-from evidenceqa.catalogue import Catalogue
+from evidenceqa.answer.engine import Engine
+from evidenceqa.answer.pipeline import Answerer, Pending
 from evidenceqa.config import Settings
-from evidenceqa.engine import Engine
 from evidenceqa.index.base import Filters
-from evidenceqa.retrieval import Retriever, SearchResponse
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.records import Answer, Citation
+from evidenceqa.retrieval.retriever import Retriever, SearchResponse
 from evidenceqa.web.schemas import AdminStatusOut, CitationOut, CollectionOut, HealthOut
 
 T = TypeVar("T")

@@ -14,7 +14,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 from starlette.concurrency import run_in_threadpool
 
-from evidenceqa.cli.app import DISCLAIMER
+from evidenceqa import DISCLAIMER
 from evidenceqa.store import User, accounts, conversations
 from evidenceqa.web.auth import (
     SESSION_COOKIE,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
 
-from evidenceqa.answer.pipeline import Answer
-from evidenceqa.cli.ask import answer_row
+from evidenceqa.records import Answer
 from evidenceqa.store import Conversation, Message, NotFound, Store, User, conversations
 from evidenceqa.web.schemas import (
     RATING_NAMES,
@@ -27,7 +26,7 @@ def answer_out(
     score: float | None = None,
 ) -> AnswerOut:
     """The record `evidenceqa ask --json` prints, with its ids, cited passages and the user's rating."""
-    row = answer_row(answer)
+    row = answer.to_row()
     rating = RATING_NAMES.get(score) if score is not None else None
     ids = {"answer_id": answer_id, "conversation_id": conversation_id}
     return AnswerOut.model_validate(row | ids | {"citations": passages, "rating": rating})

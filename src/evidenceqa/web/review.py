@@ -20,10 +20,10 @@ from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from evidenceqa.builder.candidates import Decision, split_ids
-from evidenceqa.builder.metadata import PRECISIONS, QUESTION_TYPES
-from evidenceqa.builder.review import progress, to_jsonl, validated_rows
-from evidenceqa.store import review as review_store
+from evidenceqa.curation import review_store
+from evidenceqa.curation.candidates import Decision, split_ids
+from evidenceqa.curation.metadata import PRECISIONS, QUESTION_TYPES
+from evidenceqa.curation.review import progress, to_jsonl, validated_rows
 from evidenceqa.web.auth import Identity, PageUser
 from evidenceqa.web.pages import render
 from evidenceqa.web.services import services_of

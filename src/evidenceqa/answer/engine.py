@@ -1,0 +1,84 @@
+"""One data home, opened: catalogue, embedder, search backend and retriever, loaded once.
+
+The CLI and the web app are thin shells over an Engine; batch commands reuse one Engine so models
+load once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING
+
+from evidenceqa.answer.cache import Cache, open_cache
+from evidenceqa.config import Settings
+from evidenceqa.embeddings import load_embedder
+from evidenceqa.embeddings.base import Embedder
+from evidenceqa.index import open_backend
+from evidenceqa.index.base import SearchBackend
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.library.index_sync import SyncReport, indexed_version, pending_chunks, space_name, sync
+from evidenceqa.library.vocabulary import vocabulary_from_counts
+from evidenceqa.retrieval.retriever import Retriever
+
+if TYPE_CHECKING:  # answering pulls in the generators: only when an answerer is built
+    from evidenceqa.answer.pipeline import Answerer
+
+
+@dataclass
+class Engine:
+    settings: Settings
+    catalogue: Catalogue
+    embedder: Embedder
+    backend: SearchBackend
+
+    @classmethod
+    def open(cls, settings: Settings, backend: str | None = None) -> Engine:
+        catalogue = Catalogue(settings.catalogue_path)
+        try:
+            embedder = load_embedder(settings)
+            index = open_backend(backend, settings, dim=embedder.dim, space=space_name(embedder))
+        except BaseException:
+            catalogue.close()
+            raise
+        return cls(settings, catalogue, embedder, index)
+
+    def retriever(self, today: date | None = None) -> Retriever:
+        vocabulary = vocabulary_from_counts(self.catalogue.abbreviation_counts())
+        return Retriever(self.settings, self.catalogue, self.backend, self.embedder, vocabulary, today)
+
+    def answerer(self, cache: Cache | None = None, today: date | None = None) -> Answerer:
+        """Question → cited answer over this home, with the calibrated abstention if there is one."""
+        from evidenceqa.answer import load_generator
+        from evidenceqa.answer.abstain import Abstainer
+        from evidenceqa.answer.pipeline import Answerer
+
+        return Answerer(
+            self.settings,
+            self.retriever(today),
+            load_generator(self.settings, self.embedder),
+            cache or open_cache(self.settings),
+            Abstainer.load(self.settings.home),
+            index_version=lambda: self.catalogue.index_version,
+        )
+
+    def pending(self) -> int:
+        """Chunks waiting to be indexed."""
+        return pending_chunks(self.catalogue, self.backend, self.embedder)
+
+    def is_current(self) -> bool:
+        return indexed_version(self.catalogue, self.backend, self.embedder) == self.catalogue.index_version
+
+    def sync(self, on_chunks: Callable[[int], None] | None = None) -> SyncReport:
+        return sync(self.catalogue, self.backend, self.embedder, on_chunks)
+
+    def close(self) -> None:
+        self.backend.close()
+        self.catalogue.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

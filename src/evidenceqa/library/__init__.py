@@ -1,0 +1,1 @@
+"""The library: documents ingested into the catalogue, its vocabulary, and the index kept in step."""

@@ -1,0 +1,91 @@
+"""The answer record every layer shares: what the pipeline returns, the store keeps, the API and the
+CLI serialise and analytics reads. One type per concept, with its serialisers beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Sentence:
+    """One sentence of an answer and the evidence numbers it cites."""
+
+    text: str
+    citations: list[int] = field(default_factory=list)
+    supported: bool | None = None  # None until checked; verbatim extractive sentences are supported
+    support: float | None = None  # the checker's support score, 0–1
+    problem: str | None = None  # why it is not supported: "cites [7], which does not exist", …
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A numbered source of an answer, with the exact text that supports it, for highlighting."""
+
+    n: int
+    doc_id: str
+    chunk_id: str
+    title: str | None
+    year: int | None
+    section: str | None
+    text: str
+
+
+@dataclass
+class Answer:
+    """A checked, cited answer to one question (or an abstention), with what it cost and took."""
+
+    question: str
+    answer: str
+    abstained: bool
+    citations: list[Citation]
+    sentences: list[Sentence]
+    unsupported: int  # sentences the checker could not tie to their cited evidence
+    generator: str
+    filters: dict[str, Any]
+    temporal: str | None
+    timings_ms: dict[str, float]
+    cost_usd: dict[str, float]  # per stage, and "total"
+    usage: Usage
+    index_version: int
+    p_answerable: float | None = None  # the calibrated adequacy model's belief, when there is one
+    cache_hit: bool = False
+    query_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Answer:
+        values = dict(data)
+        values["citations"] = [Citation(**c) for c in data["citations"]]
+        values["sentences"] = [Sentence(**s) for s in data["sentences"]]
+        values["usage"] = Usage(**data["usage"])
+        return cls(**values)
+
+    def to_row(self) -> dict[str, Any]:
+        """The answer as `ask --json`, the batch file and the API write it: the cost as one total and by
+        stage, the unsupported sentences as their text."""
+        return {
+            "query_id": self.query_id,
+            "question": self.question,
+            "answer": self.answer,
+            "abstained": self.abstained,
+            "citations": [asdict(c) for c in self.citations],
+            "unsupported_sentences": [s.text for s in self.sentences if s.supported is False],
+            "filters": self.filters,
+            "timings_ms": self.timings_ms,
+            "cost_usd": self.cost_usd["total"],
+            "cost_by_stage_usd": self.cost_usd,
+            "generator": self.generator,
+            "p_answerable": self.p_answerable,
+            "cache_hit": self.cache_hit,
+            "index_version": self.index_version,
+        }

@@ -1,0 +1,294 @@
+"""Hybrid retrieval: a question in, ranked chunks out, with what was done to get them.
+
+question ─▶ temporal phrase → year filter (or recency boost); a phrase about the evidence
+            ("studies since 2015") is removed from the text, one about events ("in 2010, how
+            many cases…") stays and only rules out evidence older than the event
+         ─▶ abbreviation expansion from the library's own vocabulary (keyword side)
+         ─▶ keyword (BM25 on analysed terms) and dense (embedding) search, pre-filtered in the engine
+         ─▶ fusion (RRF or weighted, dense weight alpha from the settings, the seed's rules or a
+            learned per-class table)
+         ─▶ optionally a second stage: a cross-encoder re-scores the top candidates (evidenceqa.retrieval.rerank)
+         ─▶ chunks from the catalogue
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+from evidenceqa.config import Settings
+from evidenceqa.documents import Chunk
+from evidenceqa.embeddings.base import Embedder
+from evidenceqa.index.base import CONTENT_LEVELS, Filters, Hit, SearchBackend
+from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.library.vocabulary import Vocabulary
+from evidenceqa.retrieval.adaptive import AdaptiveAlpha, query_signals
+from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
+from evidenceqa.retrieval.query_class import classify, learned_alpha, rule_alpha
+from evidenceqa.retrieval.question import clean_question
+from evidenceqa.retrieval.rerank import CrossEncoder, blend
+from evidenceqa.retrieval.temporal import Temporal, parse_temporal, scoped
+from evidenceqa.text.tokens import analyze
+
+SearchMode = Literal["hybrid", "bm25", "dense"]
+# A query class the learned table does not cover takes the measured fixed default (docs/retrieval.md).
+LEARNED_FALLBACK_ALPHA = 0.3
+# How much a recency question lifts the newest candidate over the oldest (score × (1 + boost)).
+RECENCY_BOOST = 0.5
+
+
+@dataclass
+class SearchResult:
+    rank: int
+    chunk: Chunk
+    score: float
+    ranks: dict[str, int]  # retriever → rank at which it found this chunk
+
+    def to_dict(self) -> dict[str, Any]:
+        """One result as `search --json`, the batch file and the API write it."""
+        chunk = self.chunk
+        return {
+            "rank": self.rank,
+            "chunk_id": chunk.chunk_id,
+            "doc_id": chunk.doc_id,
+            "title": chunk.title,
+            "section": " > ".join(chunk.section_path),
+            "hierarchy_level": chunk.hierarchy_level,
+            "year": chunk.year,
+            "text": chunk.body,
+            "score": round(self.score, 6),
+            "found_by": self.ranks,
+        }
+
+
+@dataclass
+class SearchResponse:
+    question: str
+    query_text: str  # what was embedded: the question without its temporal phrase
+    keyword_terms: str  # what BM25 searched: analysed text plus vocabulary expansions
+    mode: SearchMode
+    filters: dict[str, object]  # every filter applied, user's and parsed
+    temporal: str | None  # how a temporal phrase was read, if there was one
+    expansions: list[tuple[str, str]]
+    query_class: str
+    alpha: float | None
+    results: list[SearchResult]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    # Best raw score per retriever (BM25, cosine): fused scores only rank within one question, so
+    # whether the library holds an answer at all is judged on these (evidenceqa.answer.abstain).
+    top_scores: dict[str, float] = field(default_factory=dict)
+    # Each retriever's raw score at depth 10 (at its last hit when it found fewer): an answerable
+    # question tends to have a clear winner, so top ÷ tenth is another adequacy signal.
+    tenth_scores: dict[str, float] = field(default_factory=dict)
+    # What decided the dense weight when alpha = "adaptive" (evidenceqa.retrieval.adaptive); else empty.
+    signals: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The response as `search --json` and the API write it (what was searched, how, and the results)."""
+        return {
+            "question": self.question,
+            "query_text": self.query_text,
+            "mode": self.mode,
+            "filters": self.filters,
+            "temporal": self.temporal,
+            "expansions": [list(pair) for pair in self.expansions],
+            "query_class": self.query_class,
+            "alpha": self.alpha,
+            "timings_ms": self.timings_ms,
+            "results": [result.to_dict() for result in self.results],
+        }
+
+
+class Retriever:
+    def __init__(
+        self,
+        settings: Settings,
+        catalogue: Catalogue,
+        backend: SearchBackend,
+        embedder: Embedder,
+        vocabulary: Vocabulary | None = None,
+        today: date | None = None,
+    ) -> None:
+        self.settings = settings
+        self.catalogue = catalogue
+        self.backend = backend
+        self.embedder = embedder
+        self.vocabulary = vocabulary or Vocabulary({})
+        self.today = today or date.today()
+        self.alpha_table = (
+            _load_alpha_table(settings.home / "alpha.json") if settings.alpha == "learned" else {}
+        )
+        self.adaptive = AdaptiveAlpha.load() if settings.alpha == "adaptive" else None
+        self.reranker = CrossEncoder(Path(settings.rerank)) if settings.rerank != "off" else None
+
+    def search(
+        self,
+        question: str,
+        k: int | None = None,
+        mode: SearchMode = "hybrid",
+        filters: Filters | None = None,
+        level: Literal["content", "document"] = "content",
+        temporal: bool = True,
+    ) -> SearchResponse:
+        k = k or self.settings.search_k
+        clock = _Clock()
+        question = clean_question(
+            question, self.settings.max_question_chars
+        )  # QuestionError: empty, too long
+        parsed = (
+            scoped(parse_temporal(question, self.today), question) if temporal else Temporal(text=question)
+        )
+        applied = _with_years(filters or Filters(), parsed, level)
+        expansion = self.vocabulary.expand(parsed.text)
+        terms = analyze(expansion.text)
+        clock.lap("parse")
+        query_class = classify(parsed.text)
+        lists = self._lists(parsed, terms, mode, applied, k, clock)
+        signals = self.signals(lists, terms) if mode == "hybrid" and self.adaptive else {}
+        alpha = (
+            None
+            if mode != "hybrid"
+            else self.adaptive.alpha(signals)
+            if self.adaptive
+            else self._alpha(query_class)
+        )
+        hits = self._ranked(lists, mode, alpha)
+        if parsed.recency:
+            hits = _boost_recent(hits, self.catalogue)
+        chunks: dict[str, Chunk] = {}
+        if self.reranker is not None and mode == "hybrid":
+            hits, chunks = self._reranked(self.reranker, parsed.text, hits)
+            clock.lap("rerank")
+        results = self._results(hits[:k], chunks)
+        clock.lap("fetch")
+        return SearchResponse(
+            question=question,
+            query_text=parsed.text,
+            keyword_terms=terms,
+            mode=mode,
+            filters=applied.describe(),
+            temporal=parsed.describe() if parsed.phrase else None,
+            expansions=list(expansion.added),
+            query_class=query_class,
+            alpha=alpha,
+            results=results,
+            timings_ms=clock.laps,
+            signals=signals,
+            top_scores={name: hits[0].score for name, hits in lists.items() if hits},
+            tenth_scores={name: hits[:10][-1].score for name, hits in lists.items() if hits},
+        )
+
+    def _lists(self, parsed: Temporal, terms: str, mode: SearchMode, filters: Filters,
+               k: int, clock: _Clock) -> dict[str, list[Hit]]:  # fmt: skip
+        """Each retriever's candidates, best first: deep enough to fuse, or to re-rank by recency."""
+        depth = self.settings.fusion_depth if mode == "hybrid" or parsed.recency else k
+        lists: dict[str, list[Hit]] = {}
+        if mode in ("hybrid", "dense"):
+            vector = self.embedder.embed_query(parsed.text)
+            clock.lap("embed")
+            lists["dense"] = self.backend.search_dense(vector, depth, filters)
+        if mode in ("hybrid", "bm25") and terms:
+            lists["keyword"] = self.backend.search_keyword(terms, depth, filters)
+        clock.lap("search")
+        return lists
+
+    def signals(self, lists: dict[str, list[Hit]], terms: str) -> dict[str, float]:
+        """What the adaptive weight reads of one question's two lists (evidenceqa.retrieval.adaptive)."""
+        query_terms = terms.split()
+        best = [hits[0].chunk_id for hits in lists.values() if hits]
+        top_terms = {
+            cid: set(analyze(chunk.text).split()) for cid, chunk in self.catalogue.get_chunks(best).items()
+        }
+        return query_signals(lists, query_terms, self.catalogue.term_frequencies(query_terms), top_terms)
+
+    def _ranked(self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None) -> list[Hit]:
+        if mode != "hybrid":
+            hits = next(iter(lists.values()), [])
+            for rank, hit in enumerate(hits, start=1):
+                hit.ranks = {"dense" if mode == "dense" else "keyword": rank}
+            return hits
+        fusion = Fusion(self.settings.fusion, alpha if alpha is not None else 0.5, self.settings.rrf_k,
+                        self.settings.fusion_depth)  # fmt: skip
+        return fuse(lists, dense_weights(fusion.alpha), fusion, fusion.depth)
+
+    def _alpha(self, query_class: str) -> float:
+        setting = self.settings.alpha
+        if setting == "rules":
+            return rule_alpha(query_class)
+        if setting == "learned":
+            return learned_alpha(query_class, self.alpha_table, default=LEARNED_FALLBACK_ALPHA)
+        return float(setting)
+
+    def _reranked(
+        self, reranker: CrossEncoder, question: str, hits: list[Hit]
+    ) -> tuple[list[Hit], dict[str, Chunk]]:
+        """The top `rerank_depth` re-scored by the cross-encoder (on the text each chunk was embedded
+        with: title and section path included), the rest after them in first-stage order."""
+        top = hits[: self.settings.rerank_depth]
+        chunks = self.catalogue.get_chunks([hit.chunk_id for hit in top])
+        top = [hit for hit in top if hit.chunk_id in chunks]
+        logits = reranker.score(question, [chunks[hit.chunk_id].text for hit in top])
+        return blend(top, logits, self.settings.rerank_weight) + hits[self.settings.rerank_depth :], chunks
+
+    def _results(self, hits: Sequence[Hit], fetched: dict[str, Chunk]) -> list[SearchResult]:
+        missing = [hit.chunk_id for hit in hits if hit.chunk_id not in fetched]
+        chunks = {**fetched, **self.catalogue.get_chunks(missing)} if missing else fetched
+        return [
+            SearchResult(rank=rank, chunk=chunks[hit.chunk_id], score=hit.score, ranks=dict(hit.ranks))
+            for rank, hit in enumerate((h for h in hits if h.chunk_id in chunks), start=1)
+        ]
+
+
+def _with_years(filters: Filters, parsed: Temporal, level: str) -> Filters:
+    """The user's filters narrowed by the question's years; an explicit user bound wins."""
+    levels = ("document",) if level == "document" else filters.levels or CONTENT_LEVELS
+    return replace(
+        filters,
+        levels=levels,
+        year_min=filters.year_min if filters.year_min is not None else parsed.year_min,
+        year_max=filters.year_max if filters.year_max is not None else parsed.year_max,
+    )
+
+
+def _boost_recent(hits: list[Hit], catalogue: Catalogue) -> list[Hit]:
+    years = catalogue.chunk_years([hit.chunk_id for hit in hits])
+    known = [y for y in years.values() if y is not None]
+    if len(set(known)) < 2:
+        return hits
+    oldest, newest = min(known), max(known)
+    for hit in hits:
+        year = years.get(hit.chunk_id)
+        lift = (year - oldest) / (newest - oldest) if year is not None else 0.0
+        hit.score *= 1 + RECENCY_BOOST * lift
+    return sorted(hits, key=lambda h: (-h.score, h.chunk_id))  # ties: the same order on every backend
+
+
+def _load_alpha_table(path: Path) -> dict[str, float]:
+    """Per query class dense weights, learned by `benchmarks/fusion_grid.py --write-alpha`."""
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+        return {str(name): float(value) for name, value in table.items()}
+    except FileNotFoundError:
+        raise ValueError(
+            f"alpha = 'learned' needs the per-class table {path}: "
+            f"run benchmarks/fusion_grid.py --home {path.parent} --write-alpha {path} BENCHMARK..."
+        ) from None
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise ValueError(f"{path}: not a table of query class → dense weight ({exc})") from None
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = self._start = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round((now - self._last) * 1000, 2)
+        self.laps["total"] = round((now - self._start) * 1000, 2)
+        self._last = now

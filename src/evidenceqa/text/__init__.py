@@ -1,0 +1,1 @@
+"""Text helpers every stage shares: BM25 tokens, sentence splitting, Markdown tables."""

@@ -1,0 +1,102 @@
+import sqlite3
+
+import pytest
+
+from evidenceqa.chunking import ChunkingConfig, chunk_document
+from evidenceqa.documents import Document, Paragraph, Section
+from evidenceqa.library.catalogue import MIGRATIONS, Catalogue
+
+
+def _doc(doc_id: str = "d1", text: str = "Hand hygiene prevents infection.") -> Document:
+    return Document(
+        doc_id=doc_id, title="T", year=2020, collection="c", sections=[Section("S", [Paragraph(text)])]
+    )
+
+
+def _put(catalogue: Catalogue, doc: Document) -> None:
+    chunks = chunk_document(doc, ChunkingConfig())
+    catalogue.put_document(doc, chunks, doc.content_hash(), "sig")
+
+
+def test_migrations_run_once_and_are_recorded(tmp_path):
+    path = tmp_path / "cat.sqlite3"
+    with Catalogue(path) as catalogue:
+        assert catalogue.index_version == 0
+    with Catalogue(path):
+        pass
+    rows = sqlite3.connect(path).execute("SELECT number FROM _migrations").fetchall()
+    assert rows == [(n,) for n in range(1, len(MIGRATIONS) + 1)]
+
+
+def test_document_and_chunks_round_trip(tmp_path):
+    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
+        doc = _doc()
+        with catalogue.transaction():
+            _put(catalogue, doc)
+            catalogue.bump_version()
+        assert catalogue.load_document("d1") == doc
+        assert list(catalogue.chunks("d1")) == chunk_document(doc, ChunkingConfig())
+        assert catalogue.document("d1").chunks == 2
+        assert catalogue.summary() == [("c", 1, 2, 2020, 2020)]
+        assert catalogue.changes_since(0) == [(1, "d1", "upsert")]
+
+
+def test_a_failed_transaction_leaves_the_previous_state(tmp_path):
+    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
+        with catalogue.transaction():
+            _put(catalogue, _doc(text="old text."))
+            catalogue.bump_version()
+        with pytest.raises(RuntimeError), catalogue.transaction():
+            _put(catalogue, _doc(text="new text."))
+            catalogue.delete_document("d1")
+            catalogue.bump_version()
+            raise RuntimeError("crash in the middle")
+        assert catalogue.load_document("d1").sections[0].paragraphs[0].text == "old text."
+        assert catalogue.index_version == 1
+        assert [c.body for c in catalogue.chunks("d1")][-1] == "old text."
+
+
+def test_deleting_a_document_deletes_its_chunks(tmp_path):
+    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
+        with catalogue.transaction():
+            _put(catalogue, _doc("a"))
+            _put(catalogue, _doc("b"))
+            assert catalogue.delete_document("a") is True
+            assert catalogue.delete_document("missing") is False
+            catalogue.bump_version()
+        assert {c.doc_id for c in catalogue.chunks()} == {"b"}
+        assert [op for _, _, op in catalogue.changes_since(0)] == ["upsert", "upsert", "delete"]
+
+
+def test_term_statistics_follow_every_put_replace_and_delete(tmp_path):
+    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
+        with catalogue.transaction():
+            _put(catalogue, _doc("a", "Chlorhexidine prevents infection."))
+            _put(catalogue, _doc("b", "Hand hygiene prevents infection."))
+        # The overview chunks are not counted: content search never ranks them.
+        assert catalogue.term_frequencies(["infect", "chlorhexidin", "hand", "absent"]) == (
+            2,
+            {"infect": 2, "chlorhexidin": 1, "hand": 1},
+        )
+        with catalogue.transaction():
+            _put(catalogue, _doc("a", "Povidone iodine prevents infection."))  # replaced
+        assert catalogue.term_frequencies(["chlorhexidin", "povidon", "infect"]) == (
+            2,
+            {"povidon": 1, "infect": 2},
+        )
+        with catalogue.transaction():
+            catalogue.delete_document("b")
+        assert catalogue.term_frequencies(["hand", "infect"]) == (1, {"infect": 1})
+
+
+def test_a_catalogue_from_before_term_statistics_gets_them_counted(tmp_path):
+    path = tmp_path / "c.sqlite3"
+    with Catalogue(path) as catalogue, catalogue.transaction():
+        _put(catalogue, _doc("a", "Chlorhexidine prevents infection."))
+    db = sqlite3.connect(path)  # back to the schema before the term statistics
+    db.executescript(
+        "DROP TABLE term_df; DELETE FROM state WHERE key = 'term_chunks'; DELETE FROM _migrations WHERE number >= 3;"
+    )
+    db.close()
+    with Catalogue(path) as catalogue:
+        assert catalogue.term_frequencies(["chlorhexidin"]) == (1, {"chlorhexidin": 1})
