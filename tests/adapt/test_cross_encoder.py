@@ -16,8 +16,8 @@ from evidenceqa.answer.engine import Engine
 from evidenceqa.config import Settings
 from evidenceqa.index.base import Hit
 from evidenceqa.retrieval.rerank import CrossEncoder, RerankerError, blend
-from tests.conftest import SAMPLE
 from tests.cli.test_cli import MODELS, run
+from tests.conftest import SAMPLE
 
 # A MedQuAD question the sample library's pages yield as a training query: the guard must refuse it.
 HELD_OUT = "What are the symptoms of Abdominal aortic aneurysm ?"

@@ -19,11 +19,11 @@ import redis
 from evidenceqa.answer.cache import (
     KEY_PREFIX,
     MemoryCache,
-    RedisCache,
     cache_key,
     open_cache,
     settings_fingerprint,
 )
+from evidenceqa.answer.redis_cache import RedisCache
 from evidenceqa.config import Settings, load_settings
 from evidenceqa.index.base import Filters
 
@@ -303,7 +303,7 @@ def test_redis_outage_degrades_to_no_cache_and_recovers(own_redis_server, caplog
     assert cache.get("k") == ANSWER
 
     own_redis_server.stop()
-    with caplog.at_level(logging.WARNING, logger="evidenceqa.answer.cache"):
+    with caplog.at_level(logging.WARNING, logger="evidenceqa.answer.redis_cache"):
         assert cache.get("k") is None
         cache.set("k", ANSWER, ttl_s=60)
         cache.clear()
@@ -317,21 +317,21 @@ def test_redis_outage_degrades_to_no_cache_and_recovers(own_redis_server, caplog
     cache.set("k", ANSWER)
     assert redis.Redis.from_url(own_redis_server.url).get(KEY_PREFIX + "k") is None
     clock.now += 5
-    with caplog.at_level(logging.INFO, logger="evidenceqa.answer.cache"):
+    with caplog.at_level(logging.INFO, logger="evidenceqa.answer.redis_cache"):
         cache.set("k", ANSWER)
     assert cache.get("k") == ANSWER
     assert "is back" in caplog.records[-1].getMessage()
 
     caplog.clear()
     own_redis_server.stop()
-    with caplog.at_level(logging.WARNING, logger="evidenceqa.answer.cache"):
+    with caplog.at_level(logging.WARNING, logger="evidenceqa.answer.redis_cache"):
         assert cache.get("k") is None
     assert len(caplog.records) == 1  # a new outage, a new warning
 
 
 def test_redis_down_from_the_start_is_a_miss_not_an_error(caplog):
     cache = RedisCache(f"redis://user:secret@127.0.0.1:{_free_port()}/0")
-    with caplog.at_level(logging.WARNING, logger="evidenceqa.answer.cache"):
+    with caplog.at_level(logging.WARNING, logger="evidenceqa.answer.redis_cache"):
         assert cache.get("k") is None
         cache.set("k", ANSWER)
         cache.clear()

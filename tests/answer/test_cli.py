@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_library
 from tests.cli.test_cli import run
+from tests.conftest import write_library
 
 DOCS = [
     ("shave", 2007, "Shaving the incision site immediately before spinal surgery increased the rate of "

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evidenceqa.answer.abstain import CALIBRATION_FILE, FEATURES, Abstainer
-from tests.conftest import write_library
 from tests.cli.test_cli import run
+from tests.conftest import write_library
 
 TOPICS = [
     ("chlorhexidine", "Chlorhexidine gluconate skin antisepsis lowered surgical site infection."),

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from evidenceqa.retrieval.adaptive import SIGNALS, AdaptiveAlpha
 from tests.bench.test_performance_benchmarks import script
-from tests.conftest import SAMPLE
 from tests.cli.test_cli import MODELS, run
+from tests.conftest import SAMPLE
 
 QUESTIONS = {
     "lexical": [

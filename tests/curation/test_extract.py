@@ -12,8 +12,8 @@ from evidenceqa.curation.build import build_candidates
 from evidenceqa.curation.extract import extract_pairs, is_question
 from evidenceqa.documents import Document, Paragraph, Section
 from evidenceqa.loaders import iter_files, load
-from tests.curation.conftest import DVT_PAGE, MDR_TB, load_one
 from tests.conftest import SAMPLE
+from tests.curation.conftest import DVT_PAGE, MDR_TB, load_one
 
 
 def by_question(doc: Document) -> dict[str, object]:

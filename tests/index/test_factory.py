@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from evidenceqa import registry
 from evidenceqa.config import Settings
-from evidenceqa.index import BACKENDS, open_backend
+from evidenceqa.index import open_backend
 from evidenceqa.index.base import Filters, SearchBackend
 from tests.index.corpus import DIM, RECORDS
 
 
-@pytest.mark.parametrize("name", BACKENDS)
+@pytest.mark.parametrize("name", ["lancedb", "milvus"])
 def test_open_backend(tmp_path: Path, name: str) -> None:
     settings = Settings(home=tmp_path, backend=name, milvus_uri=None, milvus_token=None)
     with pytest.raises(FileNotFoundError):
@@ -36,5 +37,9 @@ def test_open_backend(tmp_path: Path, name: str) -> None:
 
 
 def test_unknown_backend(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="unknown search backend 'faiss'"):
+    with pytest.raises(ValueError, match="unknown backend 'faiss'; choose from: lancedb, milvus"):
         open_backend("faiss", Settings(home=tmp_path), DIM)
+
+
+def test_the_built_in_backends_register_through_entry_points() -> None:
+    assert registry.names("backend") == ["lancedb", "milvus"]

@@ -12,8 +12,8 @@ from evidenceqa.answer.engine import Engine
 from evidenceqa.config import Settings
 from evidenceqa.index.base import Hit
 from evidenceqa.retrieval.adaptive import SIGNALS, AdaptiveAlpha, idf, query_signals
-from tests.conftest import SAMPLE
 from tests.cli.test_cli import MODELS, run
+from tests.conftest import SAMPLE
 
 
 def _hits(*rows: tuple[str, str, float]) -> list[Hit]:

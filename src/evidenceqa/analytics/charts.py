@@ -9,18 +9,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from matplotlib import colormaps
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-
 from evidenceqa.analytics.failures import CATEGORY_NAMES
 
 if TYPE_CHECKING:  # the report writes these charts: a runtime import would be circular
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
     from evidenceqa.analytics.report import PilotReport
 
 SIZE = (7.0, 3.6)
 DPI = 100
-COLOURS = colormaps["tab10"].colors
+# matplotlib's tab10 by name: the web app lists the charts without loading matplotlib until one is drawn.
+COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
 
 
 def satisfaction(report: PilotReport) -> Figure:
@@ -99,6 +99,8 @@ CHARTS: dict[str, Callable[[PilotReport], Figure]] = {
 
 
 def _figure(title: str) -> tuple[Figure, Axes]:
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=SIZE, layout="constrained")
     panel = figure.subplots()
     panel.set_title(title)

@@ -1,11 +1,12 @@
 """Answering: numbered evidence → a cited answer (extractive offline, or any OpenAI-compatible LLM).
 
 `pipeline.Answerer.ask` runs cache → retrieval → adequacy (`abstain`) → generator (`extractive`
-or `llm`, with `prompt`) → citation check (`citations`); `base` holds the shapes.
+or `llm`, with `prompt`, or a plugin's) → citation check (`citations`); `base` holds the shapes.
 """
 
 from __future__ import annotations
 
+from evidenceqa import registry
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError, Generator
 from evidenceqa.config import Settings
 from evidenceqa.embeddings.base import Embedder
@@ -24,16 +25,13 @@ __all__ = [
 
 
 def load_generator(settings: Settings, embedder: Embedder) -> Generator:
-    """The generator the settings name; the LLM client is only imported when it is used."""
+    """The generator the settings name, built by its registered factory `(settings, embedder)`:
+    `extractive`, `llm` (the `llm` extra) or a plugin's. With `llm_fallback_extractive`, any
+    generator but the extractive one falls back to it when it fails."""
+    generator: Generator = registry.create("generator", settings.generator, settings, embedder)
+    if settings.generator == "extractive" or not settings.llm_fallback_extractive:
+        return generator
     from evidenceqa.answer.extractive import ExtractiveGenerator
+    from evidenceqa.answer.fallback import FallbackGenerator
 
-    if settings.generator != "llm":
-        return ExtractiveGenerator(embedder)
-    from evidenceqa.answer.llm import build_llm_generator
-
-    llm = build_llm_generator(settings)
-    if settings.llm_fallback_extractive:
-        from evidenceqa.answer.fallback import FallbackGenerator
-
-        return FallbackGenerator(llm, ExtractiveGenerator(embedder))
-    return llm
+    return FallbackGenerator(generator, ExtractiveGenerator(embedder))

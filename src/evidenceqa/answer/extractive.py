@@ -19,6 +19,7 @@ import numpy as np
 from evidenceqa.answer.base import Draft, Evidence, abstention
 from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf
 from evidenceqa.answer.findings import asks_yes_or_no, finding_weight, verdict, vote_weight
+from evidenceqa.config import Settings
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.records import Sentence
 from evidenceqa.text.sentences import ends_sentence
@@ -246,3 +247,8 @@ def _repeats(i: int, chosen: list[int], candidates: list[_Candidate], vectors: n
         if own and len(own & candidates[j].terms) / len(own) >= CONTAINED_SHARE:
             return True
     return False
+
+
+def from_settings(settings: Settings, embedder: Embedder) -> ExtractiveGenerator:
+    """The registered `extractive` generator: verbatim sentences of the evidence, offline."""
+    return ExtractiveGenerator(embedder)

@@ -14,6 +14,7 @@ from typing import Any
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError, abstention
 from evidenceqa.answer.prompt import messages
 from evidenceqa.config import Settings
+from evidenceqa.embeddings.base import Embedder
 from evidenceqa.records import Usage
 
 # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK refuses to start without one.
@@ -185,7 +186,11 @@ class LLMGenerator:
         return line[:_MAX_DETAIL]
 
 
-def build_llm_generator(settings: Settings) -> LLMGenerator:
+def build_llm_generator(settings: Settings, embedder: Embedder | None = None) -> LLMGenerator:
+    """The registered `llm` generator: any OpenAI-compatible endpoint the settings name (the
+    embedder is not needed: the model writes the answer)."""
+    import openai  # noqa: F401  (the `llm` extra: missing, it is a clear error now, not at the first question)
+
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     return LLMGenerator(
         settings.llm_model or "",

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evidenceqa import registry
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import retrieval as bench_retrieval
 from evidenceqa.bench import slices
@@ -27,7 +28,6 @@ from evidenceqa.bench.retrieval import Question
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig, stats_of_chunks
 from evidenceqa.config import Settings
 from evidenceqa.embeddings import CachedEmbedder, Embedder
-from evidenceqa.index import BACKENDS
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.library.vocabulary import Vocabulary, vocabulary_from_counts
@@ -52,7 +52,7 @@ ALLOWED: dict[str, Sequence[str] | None] = {
     "chunking": tuple(STRATEGIES),
     "embedder": None,  # any name the settings accept; a bad one fails when it is loaded
     "mode": tuple(MODES),
-    "backend": BACKENDS,
+    "backend": tuple(registry.names("backend")),
 }
 
 

@@ -1,6 +1,58 @@
-"""The `evidenceqa` command: thin shells over the pipeline's functions, one module per group."""
+"""The `evidenceqa` command: thin shells over the pipeline's functions, one module per group.
 
-from evidenceqa.cli import adapt, ask, bench, benchmark, calibrate, library, report, search, serve
+The core commands (ingest, search, ask, calibrate…) need the core install only. A command group that
+needs an extra registers only when the extra is installed; without it, the group is still listed and
+answers with one line naming the extra to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from evidenceqa.cli import ask, calibrate, library, search
 from evidenceqa.cli.app import app
+from evidenceqa.cli.common import err
+from evidenceqa.registry import MissingExtra, UnknownComponent
 
-__all__ = ["adapt", "app", "ask", "bench", "benchmark", "calibrate", "library", "report", "search", "serve"]
+# module: (its extra, the commands it adds, the top-level packages of that extra)
+_WEB = {"fastapi", "uvicorn", "jinja2", "multipart", "sqlalchemy", "alembic", "argon2", "httpx", "matplotlib"}
+OPTIONAL: dict[str, tuple[str, tuple[str, ...], set[str]]] = {
+    "serve": ("web", ("serve",), _WEB),
+    "report": ("web", ("report",), _WEB),
+    "benchmark": ("web", ("benchmark",), _WEB),
+    "bench": ("bench", ("bench",), _WEB),
+    "adapt": ("adapt", ("adapt", "train-reranker"), {"scipy"}),
+}
+
+__all__ = ["app", "ask", "calibrate", "library", "main", "search"]
+
+
+def _needs(extra: str, command: str, missing: str) -> None:
+    @app.command(command, context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+                 add_help_option=False, help=f"(needs the '{extra}' extra: pip install 'evidenceqa[{extra}]')")  # fmt: skip
+    def unavailable() -> None:
+        raise MissingExtra(f"evidenceqa {command}", extra, missing)
+
+
+def _register_optional() -> None:
+    for module, (extra, commands, packages) in OPTIONAL.items():
+        try:
+            importlib.import_module(f"evidenceqa.cli.{module}")
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] not in packages:
+                raise  # not the extra: a real fault, shown as one
+            for command in commands:
+                _needs(extra, command, exc.name or "")
+
+
+_register_optional()
+
+
+def main() -> None:
+    """The console script: a missing extra or an unknown component name is one line, exit status 2."""
+    try:
+        app(prog_name="evidenceqa")
+    except (MissingExtra, UnknownComponent) as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)

@@ -1,13 +1,14 @@
 """Text embeddings: pick a backend from the settings, always behind the persistent cache.
 
-Heavy libraries (torch, onnxruntime, openai) are imported only when a backend is built,
-so importing this package stays cheap.
+Embedders are chosen by name through the registry; heavy libraries (torch, onnxruntime, openai)
+are imported only when an embedder is built, so importing this package stays cheap.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from evidenceqa import registry
 from evidenceqa.config import Settings
 from evidenceqa.embeddings.base import Embedder, EmbeddingError, batched_by_length, folder_fingerprint
 from evidenceqa.embeddings.cache import CachedEmbedder, EmbeddingCache
@@ -32,41 +33,59 @@ __all__ = [
     "minilm_path",
 ]
 
-_OPENAI_PREFIX = "openai:"
-_ONNX_PREFIX = "onnx:"
-
 
 def cache_path(settings: Settings) -> Path:
     return settings.embedding_cache or settings.home / "embeddings.sqlite3"
 
 
 def load_embedder(settings: Settings) -> CachedEmbedder:
-    """The embedder named by `settings.embedder`, wrapped in the cache in the data home."""
+    """The embedder named by `settings.embedder`, wrapped in the cache in the data home.
+
+    The name is a registered embedder (group `evidenceqa.embedders`, a factory `(settings, argument)`),
+    with its argument after a colon (`onnx:/models/adapted`, `openai:text-embedding-3-small`), or
+    else the folder of a sentence-transformers model."""
     return CachedEmbedder(_backend(settings), EmbeddingCache(cache_path(settings)))
 
 
 def _backend(settings: Settings) -> Embedder:
-    name, batch_size = settings.embedder, settings.embed_batch_size
-    if name == "minilm":
-        return SentenceTransformerEmbedder(minilm_path(), batch_size=batch_size, model_id=MINILM_ID)
-    if name == "minilm-onnx":
-        folder = export_onnx(minilm_path(), settings.models_path / "minilm-onnx")
-        return OnnxEmbedder(folder, batch_size=batch_size, model_id=MINILM_ONNX_ID)
-    if name.startswith(_OPENAI_PREFIX):
-        key = settings.embedding_api_key
-        return OpenAIEmbedder(
-            model=name.removeprefix(_OPENAI_PREFIX),
-            base_url=settings.embedding_api_base,
-            api_key=key.get_secret_value() if key else None,
-            api_version=settings.embedding_api_version,
-            batch_size=batch_size,
-        )
-    if name.startswith(_ONNX_PREFIX):
-        # A local model (an adapted MiniLM, say) run like the default: int8 ONNX, several times faster.
-        path = _model_folder(name, name.removeprefix(_ONNX_PREFIX))
-        folder = export_onnx(path, settings.models_path / f"{path.name}-{folder_fingerprint(path)}-onnx")
-        return OnnxEmbedder(folder, batch_size=batch_size)
-    return SentenceTransformerEmbedder(_model_folder(name, name), batch_size=batch_size)
+    name = settings.embedder
+    kind, _, argument = name.partition(":")
+    if registry.is_registered("embedder", kind):
+        embedder: Embedder = registry.create("embedder", kind, settings, argument)
+        return embedder
+    return SentenceTransformerEmbedder(_model_folder(name, name), batch_size=settings.embed_batch_size)
+
+
+def minilm(settings: Settings, argument: str) -> Embedder:
+    """`minilm`: the shipped all-MiniLM-L6-v2 through sentence-transformers (torch)."""
+    return SentenceTransformerEmbedder(
+        minilm_path(), batch_size=settings.embed_batch_size, model_id=MINILM_ID
+    )
+
+
+def minilm_onnx(settings: Settings, argument: str) -> Embedder:
+    """`minilm-onnx`, the default: the same model exported once to int8 ONNX, several times faster."""
+    folder = export_onnx(minilm_path(), settings.models_path / "minilm-onnx")
+    return OnnxEmbedder(folder, batch_size=settings.embed_batch_size, model_id=MINILM_ONNX_ID)
+
+
+def onnx_folder(settings: Settings, argument: str) -> Embedder:
+    """`onnx:FOLDER`: a local sentence-transformers model (an adapted MiniLM, say) run like the default."""
+    path = _model_folder(f"onnx:{argument}", argument)
+    folder = export_onnx(path, settings.models_path / f"{path.name}-{folder_fingerprint(path)}-onnx")
+    return OnnxEmbedder(folder, batch_size=settings.embed_batch_size)
+
+
+def openai_model(settings: Settings, argument: str) -> Embedder:
+    """`openai:MODEL`: any OpenAI-compatible embeddings endpoint (the `llm` extra)."""
+    key = settings.embedding_api_key
+    return OpenAIEmbedder(
+        model=argument,
+        base_url=settings.embedding_api_base,
+        api_key=key.get_secret_value() if key else None,
+        api_version=settings.embedding_api_version,
+        batch_size=settings.embed_batch_size,
+    )
 
 
 def _model_folder(name: str, folder: str) -> Path:

@@ -29,6 +29,7 @@ import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree, IvfHnswSq, LabelList
 from lancedb.query import MatchQuery
 
+from evidenceqa.config import Settings
 from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, query_vector, render_filters
 
 FTS_INDEX = "terms_idx"
@@ -283,3 +284,10 @@ class LanceDBBackend:
         if self._table is not None:
             self._sync_indexes()
             self._table = None  # type: ignore[assignment]
+
+
+def open_lancedb(settings: Settings, dim: int | None, space: str) -> LanceDBBackend:
+    """The registered `lancedb` backend: the table `space` in `settings.index_path`."""
+    ann = AnnParams(settings.ann_min_chunks, settings.ann_partition_chunks, settings.ann_nprobes,
+                    settings.ann_ef, settings.ann_refine_factor)  # fmt: skip
+    return LanceDBBackend(settings.index_path, dim, table=space, ann=ann)

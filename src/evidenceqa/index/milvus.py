@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
+from evidenceqa.config import Settings
 from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, query_vector, render_filters
 
 ID_MAX_LENGTH = 512
@@ -335,3 +336,11 @@ class MilvusBackend:
         if self._lite_path is not None:
             path, self._lite_path = self._lite_path, None
             _lite_release(path)
+
+
+def open_milvus(settings: Settings, dim: int | None, space: str) -> MilvusBackend:
+    """The registered `milvus` backend: `settings.milvus_uri`, else Milvus Lite at
+    `settings.home / "milvus.db"`; `settings.milvus_token` authenticates to a server."""
+    uri = settings.milvus_uri or str(settings.home / "milvus.db")
+    token = settings.milvus_token.get_secret_value() if settings.milvus_token else None
+    return MilvusBackend(uri, dim, collection=space, token=token)

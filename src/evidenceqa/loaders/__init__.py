@@ -1,6 +1,8 @@
 """Turn files into Documents. `load(path)` sniffs the content, picks the loader and never raises.
 
-Each format has its own module exposing `load(path: Path) -> Iterator[Document | LoadError]`.
+Each format has its own module exposing `load(path: Path) -> Iterator[Document | LoadError]`,
+registered by name (group `evidenceqa.loaders`). The built-in formats are recognised by their
+content; a plugin's loader also declares `SUFFIXES`, the file endings it reads, and is chosen by them.
 A loader raises `LoadError` for a whole-file problem; a multi-record format (JSONL) yields a
 `LoadError` for a bad record and goes on with the rest. Files are untrusted input: a file over
 `max_file_mb` is refused before it is read, and a .gz stops decompressing at the same size.
@@ -9,11 +11,12 @@ A loader raises `LoadError` for a whole-file problem; a multi-record format (JSO
 from __future__ import annotations
 
 import gzip
-import importlib
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
+from evidenceqa import registry
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.loaders.errors import LoadError
@@ -39,16 +42,8 @@ _SUFFIX_FORMATS: dict[str, set[str]] = {
 }
 SUPPORTED_SUFFIXES = frozenset(_SUFFIX_FORMATS) | {s + ".gz" for s in (".jsonl", ".json")}
 
-_MODULES = {
-    "jsonl": "jsonl",
-    "jats": "jats",
-    "bmc": "bmc",
-    "medquad": "medquad",
-    "pdf": "pdf",
-    "html": "html",
-    "markdown": "text",
-    "text": "text",
-}
+# The formats content sniffing recognises; any other registered loader is a plugin's.
+BUILT_IN = frozenset({"jsonl", "jats", "bmc", "medquad", "pdf", "html", "markdown", "text"})
 _ROOT_TAG = re.compile(rb"<(?!\?|!)([A-Za-z][\w:.-]*)")
 _SNIFF_BYTES = 4096
 
@@ -84,6 +79,8 @@ def detect_format(path: Path) -> str:
     suffixes = [s.lower() for s in path.suffixes[-2:]]
     gzipped = bool(suffixes) and suffixes[-1] == ".gz"
     suffix = suffixes[-2] if gzipped and len(suffixes) == 2 else (suffixes[-1] if suffixes else "")
+    if not gzipped and suffix in plugin_suffixes():
+        return plugin_suffixes()[suffix]
     try:
         with path.open("rb") as raw:
             head = raw.read(_SNIFF_BYTES)
@@ -124,7 +121,7 @@ def load(path: Path | str, max_mb: float = DEFAULT_MAX_FILE_MB) -> Iterator[Docu
     try:
         _check_size(path, max_mb)
         fmt = detect_format(path)
-        module = importlib.import_module(f"evidenceqa.loaders.{_MODULES[fmt]}")
+        module = registry.load("loader", fmt)
         # Only JSONL reads a stream (it may be gzipped); the others read a file already checked above.
         items = module.load(path, int(max_mb * MB)) if fmt == "jsonl" else module.load(path)
         for item in items:
@@ -135,6 +132,19 @@ def load(path: Path | str, max_mb: float = DEFAULT_MAX_FILE_MB) -> Iterator[Docu
         yield exc
     except Exception as exc:  # a parser bug must cost one file, never the batch
         yield LoadError(path, f"could not be parsed ({type(exc).__name__}: {exc})")
+
+
+@cache
+def plugin_suffixes() -> dict[str, str]:
+    """File ending → the plugin loader that reads it. A plugin cannot take over a built-in ending:
+    those are decided by content."""
+    claimed: dict[str, str] = {}
+    for name in registry.names("loader"):
+        if name not in BUILT_IN:
+            for suffix in registry.load("loader", name).SUFFIXES:
+                if suffix.lower() not in _SUFFIX_FORMATS:
+                    claimed.setdefault(suffix.lower(), name)
+    return claimed
 
 
 def _check_size(path: Path, max_mb: float) -> None:
@@ -172,4 +182,4 @@ def _is_supported(path: Path) -> bool:
     name = path.name.lower()
     if _NOT_DOCUMENTS.match(name) or name.startswith("."):
         return False
-    return any(name.endswith(suffix) for suffix in SUPPORTED_SUFFIXES)
+    return any(name.endswith(suffix) for suffix in SUPPORTED_SUFFIXES | plugin_suffixes().keys())

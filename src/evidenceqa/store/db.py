@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from evidenceqa.config import Settings
+from evidenceqa.registry import MissingExtra
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Any fixed number: the PostgreSQL advisory lock that serialises migrations across workers.
@@ -80,7 +81,10 @@ def _engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         # pre_ping: a pilot's database may restart between requests.
-        return create_engine(url, pool_pre_ping=True)
+        try:
+            return create_engine(url, pool_pre_ping=True)
+        except ModuleNotFoundError as exc:  # the driver: psycopg for postgresql+psycopg://
+            raise MissingExtra(f"a {parsed.get_backend_name()} database", "postgres", exc.name) from None
     options: dict[str, Any] = {}
     if parsed.database in (None, "", ":memory:"):
         # One shared connection, or every thread would see its own empty in-memory database.
