@@ -148,7 +148,7 @@ class Server:
             if self.process.poll() is not None:
                 raise SystemExit(f"the server exited: {(self.folder / 'server.log').read_text()[-2000:]}")
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
                     return
             except httpx.TransportError:
                 pass

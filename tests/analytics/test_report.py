@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,25 @@ def test_compare_reruns_the_questions_on_the_current_library(
     assert figures["reruns"] == figures["before"]["questions"] > 0
     # Same library, same questions: abstentions do not change.
     assert figures["before"]["abstention_rate"] == figures["after"]["abstention_rate"]
+
+
+def test_a_simulated_pilot_never_writes_into_the_real_database(
+    analytics_settings: Settings, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(analytics_settings.home, home)
+    real = Settings(home=home, models_dir=analytics_settings.models_dir)
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps({"question": q}) + "\n" for q, _ in PILOT[:2]), encoding="utf-8")
+
+    report(real, "simulate", "--questions", str(questions), "--users", "1", "--repeat-every", "0",
+           "--start", "2025-03-03")  # fmt: skip
+
+    assert not (home / "app.sqlite3").exists()
+    assert "| Answers | 2 |" in report(real, "--simulated", "pilot", "--out", str(tmp_path / "sim"))
+    assert "| Answers | 0 |" in report(real, "pilot", "--out", str(tmp_path / "real"))
+    again = report(
+        real, "simulate", "--questions", str(questions), "--users", "1", "--repeat-every", "0", "--fresh"
+    )
+    assert "2 answers to 2 questions" in again
+    assert "| Answers | 2 |" in report(real, "--simulated", "pilot", "--out", str(tmp_path / "sim2"))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from evidenceqa.answer import GenerationError, load_generator
+from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
 from evidenceqa.answer.fallback import FallbackGenerator
@@ -88,6 +89,27 @@ def test_a_failed_llm_gives_a_marked_extractive_answer_that_is_not_cached(
         "Shaving increased infection [1].",
     )
     assert asker.ask(QUESTION).cache_hit
+
+
+def test_text_streamed_before_a_failure_is_withdrawn_before_the_stand_in_streams(
+    engine: Engine, server: OpenAIServer
+) -> None:
+    asker = answerer(engine, f"{server.url}/v1", fallback=True)
+    server.script(Reply(deltas=("Shaving is ", "always safe"), error_event=True, message="engine crashed"))
+    streamed: list[str] = []
+    stand_in = asker.ask(QUESTION, on_delta=streamed.append, use_cache=False)
+    assert stand_in.generator == MARK
+    cut = streamed.index(DISCARD_STREAMED)
+    assert "".join(streamed[:cut]) == "Shaving is always safe"
+    assert "".join(streamed[cut + 1 :]) == stand_in.answer  # what a reader is left with is the answer
+
+
+def test_an_extractive_answer_from_the_start_withdraws_nothing(engine: Engine, server: OpenAIServer) -> None:
+    asker = answerer(engine, f"{server.url}/v1", fallback=True)
+    server.script(failure(400, "bad request"))
+    streamed: list[str] = []
+    asker.ask(QUESTION, on_delta=streamed.append, use_cache=False)
+    assert DISCARD_STREAMED not in streamed and streamed
 
 
 def test_a_slow_llm_times_out_into_the_fallback(engine: Engine, server: OpenAIServer) -> None:

@@ -23,7 +23,7 @@ from tests.web.conftest import (
     store_of,
 )
 
-PUBLIC = {"/healthz", "/login", "/invite/{token}"}
+PUBLIC = {"/healthz", "/readyz", "/login", "/invite/{token}"}
 
 
 def _flat(routes: list[BaseRoute]) -> list[BaseRoute]:
@@ -76,10 +76,12 @@ def test_a_wrong_api_token_is_refused_and_not_retried_as_the_cookie(app: FastAPI
 
 
 def test_public_routes_need_no_login(anonymous: TestClient) -> None:
-    health = anonymous.get("/healthz")
-    assert health.status_code == 200
-    assert health.json()["ok"] is True and health.json()["documents"] == len(DOCS)
-    assert health.json()["index_version"] >= 1
+    assert anonymous.get("/healthz").json() == {"ok": True}
+    ready = anonymous.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json()["checks"] == {"database": "ok", "embedder": "ok", "index": "ok"}
+    assert ready.json()["ready"] is True and ready.json()["documents"] == len(DOCS)
+    assert ready.json()["index_version"] >= 1
     assert anonymous.get("/login").status_code == 200
     assert anonymous.get("/invite/some-token").status_code == 200
     assert anonymous.get("/static/app.js").status_code == 200
@@ -334,7 +336,7 @@ def test_admin_page_forms_need_the_csrf_field(admin: Client) -> None:
 def test_the_openapi_spec_describes_the_typed_api(alice: Client) -> None:
     spec = alice.get("/openapi.json").json()
     assert {"/api/ask", "/api/search", "/api/conversations", "/api/answers/{answer_id}/feedback",
-            "/healthz", "/api/admin/status", "/api/admin/users", "/api/admin/invites"} <= set(spec["paths"])  # fmt: skip
+            "/healthz", "/readyz", "/api/admin/status", "/api/admin/users", "/api/admin/invites"} <= set(spec["paths"])  # fmt: skip
     assert "/login" not in spec["paths"]  # pages are not part of the API
     ask = spec["paths"]["/api/ask"]["post"]
     assert ask["responses"]["200"]["content"].keys() == {"application/json", "text/event-stream"}

@@ -97,7 +97,7 @@ def _wait_healthy(url: str, process: subprocess.Popen[str], timeout_s: float = 1
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and process.poll() is None:
         try:
-            if httpx.get(url + "healthz", timeout=2).status_code == 200:
+            if httpx.get(url + "readyz", timeout=2).status_code == 200:
                 return
         except httpx.TransportError:
             pass

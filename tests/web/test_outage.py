@@ -52,9 +52,14 @@ def test_a_database_outage_is_a_clear_503_and_passes(
         )
         assert login.status_code == 503
         assert _ask(alice).status_code == 503
-        assert TestClient(app).get("/healthz").status_code == 200  # the library needs no database
+        assert TestClient(app).get("/healthz").status_code == 200  # alive: no restart for an outage
+        ready = TestClient(app).get("/readyz")
+        assert ready.status_code == 503  # but not ready: no questions sent here
+        assert ready.json()["checks"] == {
+            "database": "unavailable (OperationalError)", "embedder": "ok", "index": "ok"}  # fmt: skip
     finally:
         cluster.resume()
+    assert TestClient(app).get("/readyz").json()["ready"] is True
     assert alice.get("/api/conversations").status_code == 200  # the same session, no restart
     assert _ask(alice).status_code == 200
     assert "database unavailable (OperationalError): GET /api/conversations answered 503" in caplog.text

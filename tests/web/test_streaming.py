@@ -97,3 +97,24 @@ def test_answers_wait_on_the_llm_at_the_same_time(llm: OpenAIServer, alice: Clie
     with ThreadPoolExecutor(2) as pool:
         assert list(pool.map(ask, questions)) == [200, 200]
     assert llm.held[held:] == [True, True]
+
+
+def test_a_fallback_after_partial_text_discards_it_in_the_stream(
+    web_settings: Settings, llm: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    database = f"sqlite:///{tmp_path_factory.mktemp('db') / 'app.sqlite3'}"
+    settings = llm_settings(
+        web_settings, f"{llm.url}/v1", database_url=database, llm_fallback_extractive=True
+    )
+    application = create_app(settings)
+    with TestClient(application):
+        create_user(store_of(application), "bob@example.org", "Bob", PASSWORD)
+        bob = logged_in(application, "bob@example.org")
+        llm.script(Reply(deltas=("Shaving is ", "always safe"), error_event=True, message="engine crashed"))
+        events = _stream(bob, SHAVE)
+    names = [name for name, _ in events]
+    assert names[:3] == ["delta", "delta", "discard"] and names[-1] == "answer"
+    after = "".join(data["text"] for name, data in events[3:] if name == "delta")
+    record = events[-1][1]
+    assert after == record["answer"] and "always safe" not in record["answer"]
+    assert record["generator"].startswith("extractive (fallback from llm")

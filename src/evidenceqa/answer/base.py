@@ -17,6 +17,12 @@ from evidenceqa.records import Sentence, Usage
 ABSTAIN_MESSAGE = "I don't have adequate information to answer this question."
 
 
+# Sent through `on_delta` when a generator gives up after streaming part of an answer and a stand-in
+# answers instead: what was streamed is void. NUL never occurs in an answer (evidence, questions and
+# stored text are free of control characters), so it cannot be mistaken for text.
+DISCARD_STREAMED = "\x00"
+
+
 class GenerationError(RuntimeError):
     """A generator could not produce an answer (API down, refused, timed out); the message says why."""
 

@@ -1,6 +1,7 @@
 """The LLM with a stand-in: when it fails (down, timed out, refused), an extractive answer instead
 (the llm_fallback_extractive setting). The draft says which generator it stands in for, so the answer
-record is marked and the stand-in is never cached as the LLM's answer."""
+record is marked and the stand-in is never cached as the LLM's answer. Text the LLM had streamed before
+it failed is withdrawn (`DISCARD_STREAMED`) before the stand-in's answer streams."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from evidenceqa.answer.base import Draft, Evidence, GenerationError, Generator
+from evidenceqa.answer.base import DISCARD_STREAMED, Draft, Evidence, GenerationError, Generator
 
 log = logging.getLogger(__name__)
 
@@ -22,10 +23,20 @@ class FallbackGenerator:
     def generate(
         self, question: str, evidence: Sequence[Evidence], on_delta: Callable[[str], None] | None = None
     ) -> Draft:
+        streamed = False
+
+        def relay(text: str) -> None:
+            nonlocal streamed
+            streamed = True
+            if on_delta:
+                on_delta(text)
+
         try:
-            return self.primary.generate(question, evidence, on_delta)
+            return self.primary.generate(question, evidence, relay)
         except GenerationError as exc:  # its message is one line, the API key masked
             log.warning("%s; answered extractively instead (llm_fallback_extractive)", exc)
+            if streamed and on_delta:  # the reader must not take the failed text for part of the answer
+                on_delta(DISCARD_STREAMED)
             return replace(
                 self.fallback.generate(question, evidence, on_delta), fallback_from=self.primary.name
             )

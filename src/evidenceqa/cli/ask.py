@@ -11,6 +11,7 @@ import typer
 
 from evidenceqa import DISCLAIMER
 from evidenceqa.answer import GenerationError
+from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import checked_question, err, fail, out, progress_bar, settings_of
@@ -77,6 +78,12 @@ def _one(
 
 
 def _print_delta(text: str) -> None:
+    if text == DISCARD_STREAMED:  # printed text cannot be taken back: say it is void
+        sys.stdout.write("\n")
+        err.print(
+            "[yellow]the LLM failed mid-answer: disregard the text above; the extractive answer follows[/yellow]"
+        )
+        return
     sys.stdout.write(text)
     sys.stdout.flush()
 

@@ -28,6 +28,18 @@ report_app = typer.Typer(help="Pilot analytics: figures, failures, content gaps,
                          no_args_is_help=True)  # fmt: skip
 app.add_typer(report_app, name="report")
 
+
+@report_app.callback()
+def _database(
+    ctx: typer.Context,
+    simulated: Annotated[bool, typer.Option(help="Read (or, for simulate, write) the simulated pilot's "
+                                            "own database instead of the real one.")] = False,
+) -> None:  # fmt: skip
+    """Pilot analytics: figures, failures, content gaps, comparisons, exports."""
+    if simulated:
+        ctx.obj = simulate.simulated_settings(settings_of(ctx))
+
+
 Since = Annotated[datetime | None, typer.Option(formats=["%Y-%m-%d"], help="First day (UTC), included.")]
 Until = Annotated[datetime | None, typer.Option(formats=["%Y-%m-%d"], help="Last day (UTC), included.")]
 OutDir = Annotated[Path, typer.Option("--out", help="Folder for the files written.")]
@@ -128,10 +140,12 @@ def simulate_pilot(
     repeat_every: Annotated[int, typer.Option(min=0, help="Ask every Nth question twice (0: never).")] = 5,
     per_conversation: Annotated[int, typer.Option(min=1, help="Questions per conversation.")] = 3,
     tag: Annotated[str, typer.Option(help="Names the simulated accounts (clinicianN.TAG@example.org).")] = "sim",
-    fresh: Annotated[bool, typer.Option(help="In process: start from an empty database (the home's SQLite file is deleted).")] = False,
+    fresh: Annotated[bool, typer.Option(help="In process: start the simulated database again from empty.")] = False,
 ) -> None:  # fmt: skip
-    """Replay a question file as several users through the real API, with scripted feedback."""
-    settings = settings_of(ctx)
+    """Replay a question file as several users through the real API, with scripted feedback. In
+    process, the pilot goes into its own database (`<home>/simulated-pilot.sqlite3`), never the real
+    one: read it with `evidenceqa report --simulated pilot`."""
+    settings = simulate.simulated_settings(settings_of(ctx))
     try:
         asked = simulate.read_questions(questions, limit)
     except (OSError, ValueError) as exc:
@@ -149,7 +163,7 @@ def simulate_pilot(
         result = simulate.replay(admin, factory, asked, **options)
     else:
         if fresh:
-            _delete_database(settings)
+            simulate.delete_simulated(settings)
         first = start.replace(tzinfo=UTC) if start else datetime.now(UTC)
         with simulate.in_process(settings, tag, first) as (admin, factory, clock):
             move = simulate.spread(clock, first, days)
@@ -161,6 +175,9 @@ def simulate_pilot(
         f"{sum(t.cache_hit for t in turns)} from the cache",
         highlight=False,
     )
+    if url is None:
+        err.print(f"written to {settings.database_url}; read with `evidenceqa report --simulated pilot`",
+                  highlight=False)  # fmt: skip
 
 
 def _mixed(settings: Settings, questions: list[simulate.PilotQuestion], answerable: int, gaps: int
@@ -172,10 +189,3 @@ def _mixed(settings: Settings, questions: list[simulate.PilotQuestion], answerab
         )
     finally:
         catalogue.close()
-
-
-def _delete_database(settings: Settings) -> None:
-    if settings.database_url:
-        fail("--fresh deletes only the data home's own SQLite database, not a configured database_url")
-    for suffix in ("", "-wal", "-shm"):
-        (settings.home / f"app.sqlite3{suffix}").unlink(missing_ok=True)

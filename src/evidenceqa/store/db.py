@@ -46,6 +46,11 @@ class Store:
     def now(self) -> datetime:
         return self.clock()
 
+    def ping(self) -> None:
+        """A round trip to the database; raises whatever the driver raises when it cannot."""
+        with self.engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """One unit of work: committed when the block ends, rolled back if it raises."""

@@ -12,11 +12,12 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.answer import GenerationError
+from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.records import Answer
 from evidenceqa.store import User, accounts, conversations
 from evidenceqa.web.auth import ApiAdmin, ApiUser
@@ -43,6 +44,7 @@ from evidenceqa.web.schemas import (
     HealthOut,
     InviteIn,
     InviteOut,
+    ReadyOut,
     SearchOut,
     UserIn,
     UserOut,
@@ -55,16 +57,36 @@ log = logging.getLogger(__name__)
 
 
 @router.get("/healthz", response_model=HealthOut, tags=["public"])
-async def healthz(request: Request) -> HealthOut:
-    """Public: the library is open and searchable. For load balancers and uptime checks."""
-    return await services_of(request).library.health()
+async def healthz() -> HealthOut:
+    """Public liveness: the process answers (restart it if not). Checks nothing else."""
+    return HealthOut(ok=True)
+
+
+@router.get("/readyz", response_model=ReadyOut, tags=["public"], responses={503: {"model": ReadyOut}})
+async def readyz(request: Request, response: Response) -> ReadyOut:
+    """Public readiness: the database answers, the index opens and counts, the embedder embeds.
+    503 while any of them does not, so a load balancer sends questions elsewhere."""
+    services = services_of(request)
+    checks, version, documents = await services.library.readiness()
+    try:
+        await run_in_threadpool(services.store.ping)
+        checks["database"] = "ok"
+    except Exception as exc:
+        checks["database"] = f"unavailable ({type(exc).__name__})"
+    ready = all(state == "ok" for state in checks.values())
+    response.status_code = status.HTTP_200_OK if ready else status.HTTP_503_SERVICE_UNAVAILABLE
+    return ReadyOut(
+        ready=ready, checks=dict(sorted(checks.items())), index_version=version, documents=documents
+    )
 
 
 @router.post(
     "/api/ask",
     response_model=AnswerOut,
     responses={200: {"content": {SSE: {"description": "`delta` events ({text}), then one `answer` event "
-                                       "(the record), or an `error` event ({detail})."}}}},
+                                       "(the record), or an `error` event ({detail}). A `discard` "
+                                       "event voids the text streamed so far (the LLM failed and "
+                                       "the extractive answer follows)."}}}},
 )  # fmt: skip
 async def ask(body: AskIn, request: Request, identity: ApiUser) -> Any:
     """A cited answer from the library, stored in a conversation (a new one unless `conversation_id`
@@ -126,7 +148,7 @@ async def _stream(services: Services, produce: Produce) -> AsyncIterator[str]:
     # Deltas are queued on the loop before the task can finish, so the end marker comes last.
     task.add_done_callback(lambda _: deltas.put_nowait(None))
     while (text := await deltas.get()) is not None:
-        yield _event("delta", {"text": text})
+        yield _event("discard", {}) if text == DISCARD_STREAMED else _event("delta", {"text": text})
     try:
         record = task.result()
     except GenerationError as exc:

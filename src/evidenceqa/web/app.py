@@ -96,7 +96,11 @@ async def _security_headers(
 
 
 def _is_api(request: Request) -> bool:
-    return request.url.path.startswith("/api/") or request.url.path in ("/openapi.json", "/healthz")
+    return request.url.path.startswith("/api/") or request.url.path in (
+        "/openapi.json",
+        "/healthz",
+        "/readyz",
+    )
 
 
 async def _to_login(request: Request, exc: Exception) -> Response:

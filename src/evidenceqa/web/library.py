@@ -22,7 +22,7 @@ from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.records import Answer, Citation
 from evidenceqa.retrieval.retriever import Retriever, SearchResponse
-from evidenceqa.web.schemas import AdminStatusOut, CitationOut, CollectionOut, HealthOut
+from evidenceqa.web.schemas import AdminStatusOut, CitationOut, CollectionOut
 
 T = TypeVar("T")
 
@@ -76,10 +76,25 @@ class Library:
     async def search(self, question: str, k: int | None) -> SearchResponse:
         return await self.run(lambda: self.retriever.search(question, k=k))
 
-    async def health(self) -> HealthOut:
-        def work() -> HealthOut:
-            documents = sum(row[1] for row in self.engine.catalogue.summary())
-            return HealthOut(ok=True, index_version=self.engine.catalogue.index_version, documents=documents)
+    async def readiness(self) -> tuple[dict[str, str], int | None, int | None]:
+        """The index and the embedder checked for real (a count, a text embedded), with the
+        library's version and size; each failure named by its kind only."""
+
+        def work() -> tuple[dict[str, str], int | None, int | None]:
+            checks, version, documents = {}, None, None
+            try:
+                documents = sum(row[1] for row in self.engine.catalogue.summary())
+                version = self.engine.catalogue.index_version
+                self.engine.backend.count()
+                checks["index"] = "ok"
+            except Exception as exc:
+                checks["index"] = f"unavailable ({type(exc).__name__})"
+            try:
+                self.engine.embedder.embed(["readiness check"])
+                checks["embedder"] = "ok"
+            except Exception as exc:
+                checks["embedder"] = f"unavailable ({type(exc).__name__})"
+            return checks, version, documents
 
         return await self.run(work)
 

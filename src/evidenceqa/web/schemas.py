@@ -150,9 +150,20 @@ class FeedbackOut(BaseModel):
 
 
 class HealthOut(BaseModel):
+    """Liveness: the process answers. Nothing is checked, so a load balancer never restarts a
+    healthy app because its database is down."""
+
     ok: bool
-    index_version: int
-    documents: int
+
+
+class ReadyOut(BaseModel):
+    """Readiness: whether this instance can answer questions now, and each dependency's state
+    ("ok", or what is wrong without any address or secret)."""
+
+    ready: bool
+    checks: dict[str, str]
+    index_version: int | None
+    documents: int | None
 
 
 class CollectionOut(BaseModel):

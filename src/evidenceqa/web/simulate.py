@@ -248,6 +248,22 @@ def in_process(
         yield SimUser(email, password, client), factory, clock
 
 
+SIMULATED_DATABASE = "simulated-pilot.sqlite3"
+
+
+def simulated_settings(settings: Settings) -> Settings:
+    """The settings with the simulated pilot's own SQLite database in the data home: scripted users,
+    backdated answers and ratings never mix with a real pilot's."""
+    path = (settings.home / SIMULATED_DATABASE).resolve()
+    return settings.model_copy(update={"database_url": f"sqlite:///{path}"})
+
+
+def delete_simulated(settings: Settings) -> None:
+    """Start the simulated pilot again: its database file goes, nothing else."""
+    for suffix in ("", "-wal", "-shm"):
+        (settings.home / f"{SIMULATED_DATABASE}{suffix}").unlink(missing_ok=True)
+
+
 def remote(url: str) -> ClientFactory:
     """Clients of a running `evidenceqa serve` at `url`."""
     return lambda: httpx.Client(base_url=url, follow_redirects=False, timeout=300)

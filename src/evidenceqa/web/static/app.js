@@ -164,6 +164,7 @@ async function ask(event) {
     let answered = false;
     for await (const [name, data] of serverEvents(response)) {
       if (name === "delta") streamed.append(data.text);
+      else if (name === "discard") streamed.replaceChildren();  // the LLM failed: its text is void
       else if (name === "error") throw new Error(data.detail);
       else if (name === "answer") {
         reply.replaceChildren(answerBlock(data));
