@@ -85,7 +85,14 @@ def test_bm25_figures_match_the_known_ranks(first_run, chunking, backend):
     result = first_run.find(grid.Cell(chunking, "minilm-onnx", "bm25", backend), "tiny")
     # Three questions found at rank 1, one never: 3/4 at the document level.
     assert result.metrics["document"] == pytest.approx(
-        {"MRR@10": 0.75, "P@1": 0.75, "P@3": 0.75, "P@5": 0.75, "Recall@10": 0.75, "nDCG@10": 0.75}
+        {
+            "MRR@10": 0.75,
+            "Success@1": 0.75,
+            "Success@3": 0.75,
+            "Success@5": 0.75,
+            "Recall@10": 0.75,
+            "nDCG@10": 0.75,
+        }
     )
     # Only q1 has a gold passage, and its chunk is first.
     assert result.metrics["passage"]["MRR@10"] == 1.0

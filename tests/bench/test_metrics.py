@@ -57,7 +57,7 @@ def test_recall_and_ndcg_with_two_gold_documents():
 
 def test_aggregate_means():
     rows = aggregate([score([(1, "x")], 1), score([], 1)])
-    assert rows["MRR@10"] == 0.5 and rows["P@1"] == 0.5 and rows["nDCG@10"] == 0.5
+    assert rows["MRR@10"] == 0.5 and rows["Success@1"] == 0.5 and rows["nDCG@10"] == 0.5
     assert aggregate([])["MRR@10"] == 0.0
 
 

@@ -26,7 +26,7 @@ def test_one_row_per_cell_with_dimensions_and_both_levels_of_metrics(tmp_path):
     section = text.split("### mq (25 questions)")[1].split("###")[0]
     rows = [line for line in section.splitlines() if line.startswith("| hierarchical")]
     assert len(rows) == 6  # 2 embedders × 3 modes
-    assert "| Chunking | Embedder | Dimensions | Mode | Backend | Doc MRR@10 | Doc P@1 |" in section
+    assert "| Chunking | Embedder | Dimensions | Mode | Backend | Doc MRR@10 | Doc Success@1 |" in section
     assert "| onnx:/models/pubmedbert | 768 | dense | lancedb |" in section
     assert "Passage" not in section  # no gold passages in this benchmark: no passage columns
 

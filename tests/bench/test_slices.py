@@ -53,12 +53,14 @@ def test_slice_scores_count_questions_and_score_from_first_ranks():
     assert list(slices) == ["question_type", "year"]
     a = slices["question_type"]["a"]
     assert a.questions == 3
-    assert a.metrics["document"] == pytest.approx({"MRR@10": 0.5, "P@1": 1 / 3, "P@3": 2 / 3, "P@5": 2 / 3})
+    assert a.metrics["document"] == pytest.approx(
+        {"MRR@10": 0.5, "Success@1": 1 / 3, "Success@3": 2 / 3, "Success@5": 2 / 3}
+    )
     assert a.metrics["passage"] == {
         "MRR@10": 0.5,
-        "P@1": 0.0,
-        "P@3": 1.0,
-        "P@5": 1.0,
+        "Success@1": 0.0,
+        "Success@3": 1.0,
+        "Success@5": 1.0,
     }  # one question has passages
     assert "passage" not in slices["question_type"]["b"].metrics
     assert list(slices["year"]) == ["2000–2004", "2010–2014", "unknown"]  # unknown last

@@ -6,7 +6,8 @@ For one question, results are ranked chunks (best first). A chunk is relevant
 
 Per question, with `first` the 1-based rank of the first relevant chunk (None if none in the list):
 - RR@10 = 1/first if first ≤ 10 else 0 (averaged: MRR@10);
-- P@k = 1 if first ≤ k (the share of questions answered by the top k; "success at k");
+- Success@k = 1 if first ≤ k (the share of questions with a relevant chunk in the top k; also called
+  hit@k. Not precision@k, which would count every relevant chunk of the k);
 - Recall@10 = the share of distinct gold items (documents / passages) found in the top 10;
 - nDCG@10 with binary gains, each gold item counted once, at the rank where it first appears.
 """
@@ -89,7 +90,7 @@ def score(positions: list[tuple[int, str]], n_gold: int) -> QueryScores:
     )
 
 
-METRICS = ("MRR@10", "P@1", "P@3", "P@5", "Recall@10", "nDCG@10")
+METRICS = ("MRR@10", "Success@1", "Success@3", "Success@5", "Recall@10", "nDCG@10")
 
 
 def aggregate(scores: Sequence[QueryScores]) -> dict[str, float]:
@@ -100,11 +101,11 @@ def aggregate(scores: Sequence[QueryScores]) -> dict[str, float]:
 
 
 # The metrics a question's first relevant rank decides alone; Recall and nDCG need every gold item.
-FIRST_RANK_METRICS = ("MRR@10", "P@1", "P@3", "P@5")
+FIRST_RANK_METRICS = ("MRR@10", "Success@1", "Success@3", "Success@5")
 
 
 def aggregate_first_ranks(firsts: Sequence[int | None]) -> dict[str, float]:
-    """Mean MRR@10 and P@1/3/5 over questions from their first relevant ranks alone (None: not found)."""
+    """Mean MRR@10 and Success@1/3/5 over questions from their first relevant ranks alone (None: not found)."""
     n = len(firsts) or 1
     rows = [(reciprocal_rank(f), success(f, 1), success(f, 3), success(f, 5)) for f in firsts]
     return {name: sum(row[i] for row in rows) / n for i, name in enumerate(FIRST_RANK_METRICS)}

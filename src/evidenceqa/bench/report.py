@@ -14,7 +14,7 @@ from evidenceqa.bench.retrieval import LEVELS
 from evidenceqa.bench.slices import MIN_QUESTIONS, shown_values
 from evidenceqa.text import markdown
 
-TABLE_METRICS = ("MRR@10", "P@1", "P@3", "P@5", "Recall@10")
+TABLE_METRICS = ("MRR@10", "Success@1", "Success@3", "Success@5", "Recall@10")
 LEVEL_NAMES = {"document": "Doc", "passage": "Passage"}
 # The chunking table's MRR comes from this mode when the grid has it (the default search).
 CHUNKING_MODE = "hybrid-alpha"
@@ -160,14 +160,14 @@ def summary(result: GridResult, benchmark: str) -> tuple[list[str], list[list[st
     headers = [
         *(axis.title() for axis in AXES),
         "Doc MRR@10",
-        "Doc P@1",
+        "Doc Success@1",
         "Passage MRR@10",
         "p50 ms",
         "p95 ms",
     ]
     rows = [
         [*(getattr(c.cell, axis) for axis in AXES), _metric(c, "document", "MRR@10"),
-         _metric(c, "document", "P@1"), _metric(c, "passage", "MRR@10"),
+         _metric(c, "document", "Success@1"), _metric(c, "passage", "MRR@10"),
          f"{c.latency_ms['p50']:.1f}", f"{c.latency_ms['p95']:.1f}"]
         for c in result.of(benchmark)
     ]  # fmt: skip

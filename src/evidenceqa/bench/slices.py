@@ -27,7 +27,7 @@ MIN_QUESTIONS = 10
 @dataclass(frozen=True)
 class SliceScores:
     questions: int
-    metrics: dict[str, dict[str, float]]  # level → metric → value (MRR@10, P@1/3/5)
+    metrics: dict[str, dict[str, float]]  # level → metric → value (MRR@10, Success@1/3/5)
 
 
 # slice key → value → scores

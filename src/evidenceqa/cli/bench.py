@@ -46,7 +46,7 @@ def retrieval(
     out_dir: Annotated[Path, typer.Option("--out", help="Where the JSON report goes.")] = Path("reports"),
     markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
 ) -> None:
-    """MRR@10, P@1/3/5, Recall@10, nDCG@10 at the document and passage level, per search mode."""
+    """MRR@10, Success@1/3/5, Recall@10, nDCG@10 at the document and passage level, per search mode."""
     modes = MODES if mode == "all" else (mode,)
     if any(m not in MODES for m in modes):
         fail(f"--mode is one of {', '.join(MODES)} or all")
