@@ -48,10 +48,10 @@ def cluster(vectors: np.ndarray, min_similarity: float = MIN_SIMILARITY) -> list
     np.fill_diagonal(similarity, -np.inf)
     members: dict[int, list[int]] = {i: [i] for i in range(n)}
     while len(members) > 1:
-        a, b = np.unravel_index(int(np.argmax(similarity)), similarity.shape)
-        if similarity[a, b] < min_similarity:
+        i, j = np.unravel_index(int(np.argmax(similarity)), similarity.shape)
+        if similarity[i, j] < min_similarity:
             break
-        a, b = int(min(a, b)), int(max(a, b))
+        a, b = int(min(i, j)), int(max(i, j))
         na, nb = len(members[a]), len(members[b])
         # Average linkage (Lance-Williams): the merged group's mean similarity to every other group.
         merged = (na * similarity[a] + nb * similarity[b]) / (na + nb)

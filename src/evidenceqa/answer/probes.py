@@ -64,11 +64,11 @@ def probes(catalogue: Catalogue, n: int, seed: int = 13) -> list[Probe]:
 
 
 def _documents_in_turn(catalogue: Catalogue, rng: random.Random) -> Iterator[str]:
-    by_collection: dict[str, list[str]] = {}
+    by_collection: dict[str | None, list[str]] = {}
     for record in catalogue.documents():
         by_collection.setdefault(record.collection, []).append(record.doc_id)
     shuffled = []
-    for name in sorted(by_collection):
+    for name in sorted(by_collection, key=lambda name: name or ""):  # the catalogue allows a NULL collection
         ids = sorted(by_collection[name])
         rng.shuffle(ids)
         shuffled.append(ids)

@@ -87,8 +87,8 @@ def samples(retriever: Retriever, rows: Sequence[dict[str, Any]], k: int, answer
 def evaluate(model: Abstainer, held_out: Sequence[Sample], verified: bool = False) -> AbstentionScores:
     """Abstentions against the content-gap set's labels as held out (answerable = its gold documents
     stayed), or `verified` ones (answerable = the evidence states the answer; gap = it does not)."""
-    kept = [(s, s.label if verified else s.answerable) for s in held_out]
-    kept = [(s, answerable) for s, answerable in kept if answerable is not None]
+    labelled = [(s, s.label if verified else s.answerable) for s in held_out]
+    kept = [(s, answerable) for s, answerable in labelled if answerable is not None]
     judgements = [_judge(model, s) for s, _ in kept]
     decisions = [(j.abstain, bool(ok)) for j, (_, ok) in zip(judgements, kept, strict=True)]
     gaps = [abstained for abstained, answerable in decisions if not answerable]

@@ -69,10 +69,8 @@ def curve(lists: dict[str, list[Hit]], text: dict[str, str], gold_docs: Sequence
 def at_alpha(rows: Sequence[Scored], alphas: np.ndarray) -> tuple[float, float | None]:
     """(doc MRR@10, passage MRR@10) with each question fused at its own weight (interpolated on GRID)."""
     doc = float(np.mean([_interpolate(r.doc_rr, a) for r, a in zip(rows, alphas, strict=True)]))
-    with_passages = [(r, a) for r, a in zip(rows, alphas, strict=True) if r.passage_rr is not None]
-    passage = (
-        float(np.mean([_interpolate(r.passage_rr, a) for r, a in with_passages])) if with_passages else None
-    )  # type: ignore[arg-type]
+    with_passages = [(r.passage_rr, a) for r, a in zip(rows, alphas, strict=True) if r.passage_rr is not None]
+    passage = float(np.mean([_interpolate(p, a) for p, a in with_passages])) if with_passages else None
     return doc, passage
 
 

@@ -115,10 +115,10 @@ def slice_plot(result: GridResult, benchmark: str, key: str, values: Sequence[st
 
 def _bars(panel: Axes, groups: Sequence[str], series: dict[str, list[float]]) -> None:
     width = 0.8 / max(len(series), 1)
-    colours = colormaps["tab10" if len(series) <= 10 else "tab20"].colors
+    colours = colormaps["tab10" if len(series) <= 10 else "tab20"]  # an integer picks a listed colour
     for i, (name, values) in enumerate(series.items()):
         offsets = [g - 0.4 + width * (i + 0.5) for g in range(len(groups))]
-        panel.bar(offsets, values, width, label=name, color=colours[i % len(colours)])
+        panel.bar(offsets, values, width, label=name, color=colours(i % colours.N))
     panel.set_xticks(range(len(groups)), groups, fontsize="small")
     panel.set_ylim(0, 1)
     panel.grid(axis="y", alpha=0.3)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
@@ -100,7 +100,8 @@ def _training_set(
     if not settings.catalogue_path.is_file():
         fail(f"no library in {settings.home}: run `evidenceqa ingest` first")
     with Catalogue(settings.catalogue_path) as catalogue:
-        documents = [d for c in (collection or [None]) for d in catalogue.iter_documents(c)]
+        wanted: Sequence[str | None] = collection or [None]  # None: every collection
+        documents = [d for c in wanted for d in catalogue.iter_documents(c)]
     if not documents:
         fail(
             f"no documents in {settings.home}"

@@ -51,8 +51,10 @@ def ask(
             )
         answerer = _answerer(engine)
         if queries is not None:
+            assert out_path is not None  # checked above
             _batch(answerer, read_queries(queries), out_path, filters, k, cache)
             return
+        assert question is not None  # exactly one of a question and --queries, checked above
         _one(answerer, question, filters, k, cache, json_output)
 
 

@@ -25,8 +25,9 @@ from evidenceqa.cli.app import bench_app
 from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of, warn
 from evidenceqa.cli.search import open_engine, open_retriever
 from evidenceqa.embeddings import EmbeddingError
+from evidenceqa.retrieval.retriever import SearchMode
 
-MODES = ("bm25", "dense", "hybrid")
+MODES: tuple[SearchMode, ...] = ("bm25", "dense", "hybrid")
 # Options of the commands that build a content-gap set (gaps, abstention): one wording for both.
 GapSource = Annotated[
     Path, typer.Option(help="A benchmark whose gold documents can be held out (covidqa-dev).")
@@ -47,9 +48,9 @@ def retrieval(
     markdown_output: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
 ) -> None:
     """MRR@10, Success@1/3/5, Recall@10, nDCG@10 at the document and passage level, per search mode."""
-    modes = MODES if mode == "all" else (mode,)
-    if any(m not in MODES for m in modes):
+    if mode != "all" and mode not in MODES:
         fail(f"--mode is one of {', '.join(MODES)} or all")
+    modes = [m for m in MODES if mode in ("all", m)]
     try:
         questions = [q for q in bench_retrieval.read_questions(benchmark, limit) if q.answerable]
     except (OSError, ValueError) as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -152,22 +153,21 @@ def simulate_pilot(
         fail(str(exc))
     if answerable is not None:
         asked = _mixed(settings, asked, answerable, gaps)
-    script = simulate.Script(skip_every)
-    options = {"users": users, "tag": tag, "per_conversation": per_conversation,
-               "repeat_every": repeat_every, "script": script}  # fmt: skip
+    replay = partial(simulate.replay, users=users, tag=tag, per_conversation=per_conversation,
+                     repeat_every=repeat_every, script=simulate.Script(skip_every))  # fmt: skip
     if url is not None:
         if not (admin_email and admin_password):
             fail("--url needs --admin-email and --admin-password (or $EVIDENCEQA_PILOT_ADMIN_PASSWORD)")
         factory = simulate.remote(url)
         admin = simulate.SimUser(admin_email, admin_password, factory())
-        result = simulate.replay(admin, factory, asked, **options)
+        result = replay(admin, factory, asked)
     else:
         if fresh:
             simulate.delete_simulated(settings)
         first = start.replace(tzinfo=UTC) if start else datetime.now(UTC)
         with simulate.in_process(settings, tag, first) as (admin, factory, clock):
             move = simulate.spread(clock, first, days)
-            result = simulate.replay(admin, factory, asked, before_turn=move, **options)
+            result = replay(admin, factory, asked, before_turn=move)
     turns = result.turns
     out.print(
         f"simulated pilot: {len(turns)} answers to {len(asked)} questions by {users} users · "

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, cast
 
 import typer
 from rich.table import Table
@@ -16,7 +18,7 @@ from evidenceqa.config import Settings
 from evidenceqa.embeddings import EmbeddingError
 from evidenceqa.index.base import Filters
 from evidenceqa.retrieval.question import QuestionError
-from evidenceqa.retrieval.retriever import Retriever, SearchResponse
+from evidenceqa.retrieval.retriever import Retriever, SearchMode, SearchResponse
 
 
 def open_engine(settings: Settings) -> Engine:
@@ -87,24 +89,33 @@ def search(
         year_min=year_min, year_max=year_max, collections=tuple(collection or ()),
         doc_types=tuple(doc_type or ()), topics=tuple(topic or ()),
     )  # fmt: skip
-    options = {"k": k, "mode": mode, "filters": filters, "level": level, "temporal": temporal}
     with open_engine(settings_of(ctx)) as engine:
         if not engine.is_current():
             err.print(
                 f"[yellow]note:[/yellow] {engine.pending()} chunks are not indexed yet: run `evidenceqa index`"
             )
         retriever = open_retriever(engine)
+        # Typer options cannot be typed as Literals: mode and level were checked above.
+        run = partial(
+            retriever.search,
+            k=k,
+            mode=cast(SearchMode, mode),
+            filters=filters,
+            level=cast(Literal["content", "document"], level),
+            temporal=temporal,
+        )
         if queries is not None:
-            _batch(retriever, queries, out_path, options)
+            _batch(run, queries, out_path)
             return
-        response = retriever.search(question, **options)
+        assert question is not None  # exactly one of a question and --queries, checked above
+        response = run(question)
     if json_output:
         print(json.dumps(response.to_dict(), ensure_ascii=False, indent=1))
     else:
         _print_response(response)
 
 
-def _batch(retriever: Any, queries: Path, out_path: Path | None, options: dict[str, Any]) -> None:
+def _batch(search: Callable[[str], SearchResponse], queries: Path, out_path: Path | None) -> None:
     if out_path is None:
         fail("--queries needs --out FILE")
     rows = read_queries(queries)
@@ -112,7 +123,7 @@ def _batch(retriever: Any, queries: Path, out_path: Path | None, options: dict[s
     with out_path.open("w", encoding="utf-8") as stream, progress_bar("search", len(rows)) as bar:
         for query_id, question in rows:
             try:
-                response = retriever.search(question, **options)
+                response = search(question)
             except QuestionError as exc:  # one empty or overlong question does not lose the batch
                 record: dict[str, Any] = {"query_id": query_id, "error": str(exc)}
             else:

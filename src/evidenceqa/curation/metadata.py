@@ -123,7 +123,8 @@ def topic(question: str, answer: str, doc: Document) -> tuple[str, str]:
     The answer's opening words count too: "What is (are) X?" names a condition, its answer says what kind."""
     lead = " ".join(answer.split()[:ANSWER_LEAD_WORDS])
     text = " ".join([question, lead, doc.title or "", *doc.topics]).lower()
-    best, best_hits = None, []
+    best: str | None = None
+    best_hits: list[str] = []
     for name, keywords in TOPIC_KEYWORDS:
         hits = [k for k in keywords if re.search(rf"\b{re.escape(k)}", text)]
         if len(hits) > len(best_hits):

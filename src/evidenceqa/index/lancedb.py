@@ -22,12 +22,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree, IvfHnswSq, LabelList
-from lancedb.query import MatchQuery
+from lancedb.query import LanceVectorQueryBuilder, MatchQuery
 
 from evidenceqa.config import Settings
 from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, query_vector, render_filters
@@ -227,8 +228,11 @@ class LanceDBBackend:
     def delete(self, doc_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(doc_ids))
         for start in range(0, len(ids), _IN_LIST_CHUNK):
+            # render_filters rather than filter_sql (str | None): with doc_ids set it is never empty.
             self._table.delete(
-                filter_sql(Filters(levels=(), doc_ids=tuple(ids[start : start + _IN_LIST_CHUNK])))
+                render_filters(
+                    Filters(levels=(), doc_ids=tuple(ids[start : start + _IN_LIST_CHUNK])), _DIALECT
+                )
             )
             self._stale = True
 
@@ -240,9 +244,12 @@ class LanceDBBackend:
             return []
         query = query_vector(vector, self.dim, self.path)
         self._sync_indexes()
-        builder = self._table.search(query, query_type="vector", vector_column_name="vector").distance_type(
-            "cosine"
+        # Table.search is typed as the base LanceQueryBuilder; a vector query gets the vector builder.
+        vector_query = cast(
+            LanceVectorQueryBuilder,
+            self._table.search(query, query_type="vector", vector_column_name="vector"),
         )
+        builder = vector_query.distance_type("cosine")
         if exact:
             builder = builder.bypass_vector_index()
         else:  # ignored while there is no vector index
@@ -259,7 +266,9 @@ class LanceDBBackend:
         if k <= 0 or not terms.strip():
             return []
         self._sync_indexes()
-        builder = self._table.search(MatchQuery(terms, "terms"), query_type="fts")
+        # A pydantic dataclass: without pydantic's mypy plugin its kw_only defaults read as required.
+        query = MatchQuery(terms, "terms")  # type: ignore[call-arg]
+        builder = self._table.search(query, query_type="fts")
         sql = filter_sql(filters)
         if sql:
             builder = builder.where(sql, prefilter=True)

@@ -330,8 +330,10 @@ class MilvusBackend:
         return ids
 
     def close(self) -> None:
-        if getattr(self, "_client", None) is not None:
-            self._client.close()
+        # getattr: close() also runs on an instance whose __init__ failed before the client existed.
+        client = getattr(self, "_client", None)
+        if client is not None:
+            client.close()
             self._client = None
         if self._lite_path is not None:
             path, self._lite_path = self._lite_path, None

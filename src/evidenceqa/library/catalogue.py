@@ -193,14 +193,16 @@ class Catalogue:
         return Document.from_dict(json.loads(row[0])) if row else None
 
     def iter_documents(self, collection: str | None = None) -> Iterator[Document]:
-        sql, args = "SELECT data FROM documents", ()
+        sql = "SELECT data FROM documents"
+        args: tuple[str, ...] = ()
         if collection:
             sql, args = sql + " WHERE collection = ?", (collection,)
         for row in self.db.execute(sql + " ORDER BY doc_id", args):
             yield Document.from_dict(json.loads(row[0]))
 
     def chunks(self, doc_id: str | None = None) -> Iterator[Chunk]:
-        sql, args = f"SELECT {_CHUNK_COLUMNS} FROM chunks", ()
+        sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks"
+        args: tuple[str, ...] = ()
         if doc_id is not None:
             sql, args = sql + " WHERE doc_id = ?", (doc_id,)
         for row in self.db.execute(sql + " ORDER BY doc_id, position", args):

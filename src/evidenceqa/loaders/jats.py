@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
 from lxml import etree
 
@@ -20,7 +21,7 @@ from evidenceqa.documents import Document, Paragraph, Section, normalize_space, 
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 
-Element = etree._Element
+Element: TypeAlias = etree._Element
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 
 # Furniture around the text, never text itself.

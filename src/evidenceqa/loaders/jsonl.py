@@ -8,11 +8,12 @@ after that much, with the lines before it kept.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document
@@ -29,7 +30,7 @@ _MB = 1 << 20
 _DEFAULT_MAX_BYTES = int(Settings.model_fields["max_file_mb"].default * _MB)
 
 
-def _open(path: Path) -> tuple[IO[bytes], bool]:
+def _open(path: Path) -> tuple[io.BufferedIOBase, bool]:
     """The content stream, and whether it is gzipped (known by its magic bytes, not its name)."""
     with path.open("rb") as raw:
         magic = raw.read(2)

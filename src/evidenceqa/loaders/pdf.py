@@ -317,7 +317,7 @@ def _is_heading(text: str, first: Row, nxt: Row | None, body: tuple[str, float],
 
 def _is_caption(row: Row, body: tuple[str, float]) -> bool:
     found = _CAPTION.match(row.text)
-    return bool(found) and (found["sep"] is not None or row.style != body)
+    return found is not None and (found["sep"] is not None or row.style != body)
 
 
 def _indented(row: Row, left: float) -> bool:

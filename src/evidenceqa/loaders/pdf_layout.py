@@ -78,7 +78,9 @@ def _text_boxes(container: Iterable[LTItem]) -> Iterator[LTTextBox]:
 
 
 def _row(line: LTItem, page: int) -> Row | None:
-    chars = [c for c in line if isinstance(c, LTChar)] if isinstance(line, LTTextLine) else []
+    if not isinstance(line, LTTextLine):
+        return None
+    chars = [c for c in line if isinstance(c, LTChar)]
     text = _fix_text(line.get_text()) if chars else ""
     if not text or sum(c.upright for c in chars) < len(chars) / 2:  # rotated text: a landscape table
         return None

@@ -11,7 +11,7 @@ scaled so that alpha = 0.5 is plain RRF).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,7 +30,7 @@ class Fusion:
     depth: int = 100  # candidates taken from each retriever before fusing
 
 
-def fuse(lists: dict[str, Sequence[Hit]], weights: dict[str, float], fusion: Fusion, k: int) -> list[Hit]:
+def fuse(lists: Mapping[str, Sequence[Hit]], weights: dict[str, float], fusion: Fusion, k: int) -> list[Hit]:
     """Fuse ranked lists (retriever name → hits, best first) into the top `k` hits."""
     scores = _rrf(lists, weights, fusion.rrf_k) if fusion.method == "rrf" else _weighted(lists, weights)
     merged: dict[str, Hit] = {}
@@ -47,7 +47,7 @@ def dense_weights(alpha: float) -> dict[str, float]:
     return {"dense": alpha, "keyword": 1.0 - alpha}
 
 
-def _rrf(lists: dict[str, Sequence[Hit]], weights: dict[str, float], k: int) -> dict[str, float]:
+def _rrf(lists: Mapping[str, Sequence[Hit]], weights: dict[str, float], k: int) -> dict[str, float]:
     scores: dict[str, float] = {}
     for name, hits in lists.items():
         weight = 2.0 * weights.get(name, 0.5)  # alpha 0.5 → weight 1 each: plain RRF
@@ -56,7 +56,7 @@ def _rrf(lists: dict[str, Sequence[Hit]], weights: dict[str, float], k: int) -> 
     return scores
 
 
-def _weighted(lists: dict[str, Sequence[Hit]], weights: dict[str, float]) -> dict[str, float]:
+def _weighted(lists: Mapping[str, Sequence[Hit]], weights: dict[str, float]) -> dict[str, float]:
     scores: dict[str, float] = {}
     for name, hits in lists.items():
         for chunk_id, value in _min_max(hits).items():

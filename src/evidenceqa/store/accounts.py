@@ -11,10 +11,11 @@ import hashlib
 import secrets
 from datetime import timedelta
 from functools import cache
+from typing import Any, cast
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, select
+from sqlalchemy import CursorResult, delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -217,8 +218,9 @@ def end_session(store: Store, cookie_token: str) -> None:
 def purge_expired_sessions(store: Store) -> int:
     """Delete expired logins (expired ones are refused anyway); returns how many."""
     with store.transaction() as session:
-        result = session.execute(delete(LoginSession).where(LoginSession.expires_at <= store.now()))
-        return result.rowcount
+        query = delete(LoginSession).where(LoginSession.expires_at <= store.now())
+        # Session.execute is typed to return a Result; a DELETE's is a CursorResult, which has rowcount.
+        return cast(CursorResult[Any], session.execute(query)).rowcount
 
 
 def create_api_token(store: Store, user: User, name: str) -> tuple[ApiToken, str]:
@@ -258,4 +260,4 @@ def revoke_api_token(store: Store, user: User, token_id: int) -> bool:
     """Delete one of the user's own tokens; False when they have no such token."""
     with store.transaction() as session:
         query = delete(ApiToken).where(ApiToken.id == token_id, ApiToken.user_id == user.id)
-        return session.execute(query).rowcount > 0
+        return cast(CursorResult[Any], session.execute(query)).rowcount > 0  # as in purge_expired_sessions

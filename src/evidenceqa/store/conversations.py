@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
@@ -213,7 +213,7 @@ def _check_range(start: datetime, end: datetime) -> None:
 def answers_between(store: Store, start: datetime, end: datetime) -> list[AnswerRow]:
     """Every user's answers with start <= created_at < end, oldest first."""
     _check_range(start, end)
-    query: Select[Any] = (
+    query = (
         select(AnswerRecord, Conversation.user_id, Conversation.id)
         .join(Message, AnswerRecord.message_id == Message.id)
         .join(Conversation, Message.conversation_id == Conversation.id)
@@ -253,7 +253,7 @@ def _answer_row(record: AnswerRecord, user_id: int, conversation_id: int) -> Ans
 def feedback_between(store: Store, start: datetime, end: datetime) -> list[FeedbackRow]:
     """Every rating given (or last replaced) with start <= created_at < end, oldest first."""
     _check_range(start, end)
-    query: Select[Any] = (
+    query = (
         select(Feedback, AnswerRecord.question, AnswerRecord.abstained)
         .join(AnswerRecord, Feedback.answer_id == AnswerRecord.id)
         .where(Feedback.created_at >= start, Feedback.created_at < end)

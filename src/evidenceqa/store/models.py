@@ -8,7 +8,7 @@ passwords an argon2 hash. Times are UTC and come back timezone-aware on SQLite a
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from sqlalchemy import (
     JSON,
@@ -145,7 +145,7 @@ class Message(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
-    role: Mapped[str] = mapped_column(String(16))
+    role: Mapped[Literal["user", "assistant"]] = mapped_column(String(16))  # held to these by the CHECK
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime]
     # The answer record behind an assistant message; loaded by `messages_of`.

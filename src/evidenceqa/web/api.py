@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
@@ -108,7 +108,7 @@ async def ask(body: AskIn, request: Request, identity: ApiUser) -> Any:
 
 
 OnDelta = Callable[[str], None]
-Produce = Callable[[OnDelta | None], Awaitable[AnswerOut]]
+Produce = Callable[[OnDelta | None], Coroutine[Any, Any, AnswerOut]]  # a coroutine: it runs as a task
 
 
 def _producer(services: Services, user: User, body: AskIn) -> Produce:
@@ -142,7 +142,11 @@ async def _stream(services: Services, produce: Produce) -> AsyncIterator[str]:
     is still produced and stored, and shows in the conversation when they come back."""
     loop = asyncio.get_running_loop()
     deltas: asyncio.Queue[str | None] = asyncio.Queue()
-    task = asyncio.create_task(produce(lambda text: loop.call_soon_threadsafe(deltas.put_nowait, text)))
+
+    def on_delta(text: str) -> None:  # called on the engine thread
+        loop.call_soon_threadsafe(deltas.put_nowait, text)
+
+    task = asyncio.create_task(produce(on_delta))
     services.tasks.add(task)
     task.add_done_callback(services.tasks.discard)
     # Deltas are queued on the loop before the task can finish, so the end marker comes last.

@@ -46,7 +46,9 @@ def cite_parts(text: str) -> list[tuple[str, int | None]]:
 
 def highlight(body: str | None, passage: str) -> tuple[str, str, str] | None:
     """The chunk body split around the supporting passage (before, passage, after); None if absent."""
-    at = body.find(passage) if body and passage else -1
+    if not (body and passage):
+        return None
+    at = body.find(passage)
     if at < 0:
         return None
     return body[:at], passage, body[at + len(passage) :]

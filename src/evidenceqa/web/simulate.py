@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -34,7 +34,32 @@ from evidenceqa.jsonl import read_rows
 from evidenceqa.store import create_user
 
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
-ClientFactory = Callable[[], httpx.Client]
+
+
+class HttpResponse(Protocol):
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    def json(self) -> Any: ...
+
+
+class HttpClient(Protocol):
+    """What the replay uses of a client: an httpx.Client, or Starlette's TestClient, which is an
+    httpx2.Client, not an httpx one, where httpx2 is installed."""
+
+    def get(self, url: str) -> HttpResponse: ...
+    def post(
+        self,
+        url: str,
+        *,
+        data: dict[str, str] | None = None,
+        json: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> HttpResponse: ...
+
+
+ClientFactory = Callable[[], HttpClient]
 
 
 @dataclass(frozen=True)
@@ -92,7 +117,7 @@ class Script:
 class SimUser:
     email: str
     password: str
-    client: httpx.Client
+    client: HttpClient
     csrf: str = ""
     conversation_id: int | None = None
     asked_here: int = 0  # questions in the current conversation
@@ -116,7 +141,7 @@ class SimUser:
             raise RuntimeError(f"POST {path}: HTTP {response.status_code}: {response.text[:200]}")
         return response.json()
 
-    def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
+    def _post(self, path: str, body: dict[str, Any]) -> HttpResponse:
         return self.client.post(path, json=body, headers={"X-CSRF-Token": self.csrf})
 
 
@@ -237,7 +262,7 @@ def in_process(
     app = create_app(settings)
     clock = SimClock(start or datetime.now(UTC))
 
-    def factory() -> httpx.Client:
+    def factory() -> HttpClient:
         return TestClient(app, follow_redirects=False)
 
     with TestClient(app, follow_redirects=False) as client:
