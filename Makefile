@@ -12,7 +12,7 @@ RERANKER := $(BENCH_HOME)/models/reranker
 HOLDOUT := $(foreach b,covidqa-dev medquad-sample pubmedqa nq-open clinician-dev,--holdout $(SHARED)/benchmarks/$(b).jsonl)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: run test install lint format clean docs bench-home adapted-model reranker performance
+.PHONY: run test test-fast core-check install lint format typecheck clean docs bench-home adapted-model reranker performance
 
 run: $(STAMP)
 	$(BIN)/evidenceqa ingest data/sample/library data/sample/files
@@ -24,14 +24,30 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks
 	$(BIN)/ruff format --check src tests scripts benchmarks
+	$(BIN)/mypy
 	$(BIN)/pytest
+
+# The edit loop's tier (a few minutes): no service, browser, subprocess or model (docs/architecture.md).
+test-fast: $(STAMP)
+	$(BIN)/ruff check src tests scripts benchmarks
+	$(BIN)/pytest -q -m "not slow and not integration"
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# The core install alone, in a fresh virtualenv: ingest, answer offline, and each extra named when missing.
+core-check:
+	rm -rf .venv-core
+	$(PYTHON) -m venv .venv-core
+	.venv-core/bin/pip install --quiet .
+	scripts/core_check.sh .venv-core/bin
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[all,dev]'
 	touch $(STAMP)
 
 lint: $(STAMP)
@@ -42,7 +58,7 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix src tests scripts benchmarks
 
 clean:
-	rm -rf $(VENV) .evidenceqa .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-core .evidenceqa .pytest_cache .ruff_cache .mypy_cache
 
 # The medical library from the shared data, ingested and indexed once (minutes: every chunk is embedded).
 bench-home: $(STAMP)

@@ -73,3 +73,29 @@ def indexed_engine(home: Path, docs: list[tuple[str, int | None, str]], models_d
         Ingestor(engine.catalogue, ChunkingConfig()).ingest_file(source)
         engine.sync()
         yield engine
+
+
+# Fixtures that start a service (PostgreSQL, Redis, Milvus Lite), a browser or a server process, or
+# load the embedding model: a test that needs one, directly or through another fixture, is
+# `integration`, and so is a test run against PostgreSQL or Milvus by its parameters, and every test
+# of a module that drives the CLI in a subprocess. The rest is `make test-fast`, the edit loop's tier.
+HEAVY_PARAMETERS = frozenset({"postgresql", "milvus"})
+HEAVY_FIXTURES = frozenset({"models_dir", "postgres", "redis_server", "own_redis_server", "redis_url",
+                            "populated_all", "opener", "onnx_home", "st_embedder", "browser", "served"})  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = getattr(item, "module", None)
+        runs_cli = (
+            module is not None
+            and getattr(getattr(module, "run", None), "__module__", "") == "tests.cli.test_cli"
+        )
+        callspec = getattr(item, "callspec", None)
+        parameters = {v for v in callspec.params.values() if isinstance(v, str)} if callspec else set()
+        if (
+            runs_cli
+            or HEAVY_PARAMETERS & parameters
+            or HEAVY_FIXTURES & set(getattr(item, "fixturenames", ()))
+        ):
+            item.add_marker(pytest.mark.integration)

@@ -1,9 +1,12 @@
+import importlib.util
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from evidenceqa.config import Settings, load_settings
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -57,3 +60,11 @@ def test_alpha_must_be_a_weight_or_a_rule_name(value):
 @pytest.mark.parametrize("value", ["0", "0.3", "1", "rules", "learned"])
 def test_alpha_accepts_weights_and_rule_names(value):
     assert Settings(alpha=value).alpha == value
+
+
+def test_every_setting_is_read_by_some_component():
+    spec = importlib.util.spec_from_file_location("settings_table", REPO / "scripts" / "settings_table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    read = table.readers()
+    assert [name for name in Settings.model_fields if not read.get(name)] == []

@@ -23,6 +23,8 @@ TRIPLETS = [
             "Knee replacement numbers doubled.", "d4"),
 ]  # fmt: skip
 PROBE = ["What are the treatments for gout ?"]
+# Trains the real MiniLM with torch: minutes of CPU, outside the fast tier.
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")

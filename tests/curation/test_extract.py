@@ -83,6 +83,7 @@ def test_a_medquad_page_without_focus_keeps_its_own_questions_only(formats_dir: 
     assert set(pairs) == {"How vaccines prevent disease", "What diseases are vaccine preventable"}
 
 
+@pytest.mark.slow
 def test_the_whole_formats_folder(formats_dir: Path) -> None:
     docs = [d for f in iter_files([formats_dir]) for d in load(f) if isinstance(d, Document)]
     built = list(build_candidates(docs))

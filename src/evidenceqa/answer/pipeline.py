@@ -133,12 +133,12 @@ class Answerer:
         return check(draft.sentences, evidence, self.retriever.embedder)
 
     def _cost(self, draft: Draft) -> dict[str, float]:
-        s = self.settings
+        settings = self.settings
         cost = {
-            "embed": s.embedding_price_per_query,
-            "search": s.search_price_per_query,
-            "generate": (draft.usage.prompt_tokens * s.llm_price_in_per_1k
-                         + draft.usage.completion_tokens * s.llm_price_out_per_1k) / 1000,
+            "embed": settings.embedding_price_per_query,
+            "search": settings.search_price_per_query,
+            "generate": (draft.usage.prompt_tokens * settings.llm_price_in_per_1k
+                         + draft.usage.completion_tokens * settings.llm_price_out_per_1k) / 1000,
         }  # fmt: skip
         return {**cost, "total": sum(cost.values())}
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+from rich.markup import escape
+
 from evidenceqa.cli import ask, calibrate, library, search
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import err
@@ -54,5 +56,5 @@ def main() -> None:
     try:
         app(prog_name="evidenceqa")
     except (MissingExtra, UnknownComponent) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)

@@ -1,0 +1,79 @@
+"""Where each setting lives: every field of `Settings`, its default, and the packages that read it.
+
+Read from the source: `….settings.NAME` or `settings.NAME` attribute reads, and names listed in a
+`…_SETTINGS` tuple (the answer cache's key), so the table in docs/architecture.md is regenerated,
+never typed.
+Run: .venv/bin/python scripts/settings_table.py
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+from evidenceqa.config import Settings
+from evidenceqa.text import markdown
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "evidenceqa"
+
+
+def readers() -> dict[str, set[str]]:
+    """Setting name → the packages (or root modules) whose code reads it."""
+    fields = set(Settings.model_fields)
+    derived = _properties()
+    found: dict[str, set[str]] = defaultdict(set)
+    for path in SRC.rglob("*.py"):
+        if path.name == "config.py" or "migrations" in path.parts:
+            continue
+        relative = path.relative_to(SRC)
+        where = relative.parts[0] if len(relative.parts) > 1 else relative.stem
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and _is_settings(node.value):
+                for name in {node.attr} & fields | derived.get(node.attr, set()):
+                    found[name].add(where)
+            elif isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id.endswith("_SETTINGS") for t in node.targets
+            ):
+                for item in ast.walk(node.value):
+                    if isinstance(item, ast.Constant) and item.value in fields:
+                        found[str(item.value)].add(where)
+    return found
+
+
+def _properties() -> dict[str, set[str]]:
+    """Each property of Settings (`models_path`, …) → the fields it is computed from."""
+    tree = ast.parse((SRC / "config.py").read_text(encoding="utf-8"))
+    return {
+        node.name: {
+            a.attr for a in ast.walk(node) if isinstance(a, ast.Attribute) and a.attr in Settings.model_fields
+        }
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        and any(getattr(d, "id", "") == "property" for d in node.decorator_list)
+    }
+
+
+def _is_settings(value: ast.expr) -> bool:
+    name = value.attr if isinstance(value, ast.Attribute) else value.id if isinstance(value, ast.Name) else ""
+    return name == "settings" or name.endswith("_settings")
+
+
+def default(name: str) -> str:
+    value = Settings.model_fields[name].default
+    if value is None:
+        return "–"
+    if isinstance(value, Path):
+        return f"`{value}`"
+    return f"`{value!r}`" if isinstance(value, str) else f"`{value}`"
+
+
+def main() -> None:
+    read = readers()
+    rows = [(f"`{name}`", default(name), ", ".join(f"`{p}`" for p in sorted(read.get(name, ()))) or "**nothing**")
+            for name in Settings.model_fields]  # fmt: skip
+    print(markdown.table(("Setting", "Default", "Read by"), rows), end="")
+
+
+if __name__ == "__main__":
+    main()
