@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from evidenceqa import registry
 from evidenceqa.config import Settings
 from evidenceqa.index import open_backend
 from evidenceqa.index.base import Filters, SearchBackend
@@ -39,7 +38,3 @@ def test_open_backend(tmp_path: Path, name: str) -> None:
 def test_unknown_backend(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown backend 'faiss'; choose from: lancedb, milvus"):
         open_backend("faiss", Settings(home=tmp_path), DIM)
-
-
-def test_the_built_in_backends_register_through_entry_points() -> None:
-    assert registry.names("backend") == ["lancedb", "milvus"]

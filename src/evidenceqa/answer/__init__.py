@@ -10,16 +10,13 @@ from evidenceqa import registry
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError, Generator
 from evidenceqa.config import Settings
 from evidenceqa.embeddings.base import Embedder
-from evidenceqa.records import Citation, Sentence
 
 __all__ = [
     "ABSTAIN_MESSAGE",
-    "Citation",
     "Draft",
     "Evidence",
     "GenerationError",
     "Generator",
-    "Sentence",
     "load_generator",
 ]
 
