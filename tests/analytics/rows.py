@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from evidenceqa.analytics.rows import Exchange
+from evidenceqa.records import Answer, Citation, Usage
 from evidenceqa.store import FeedbackRow
 from tests.analytics.home import START
 
@@ -21,6 +22,7 @@ def exchange(
     cost: dict[str, float] | None = None,
     question: str = "Does shaving increase infection?",
     cited: tuple[str, ...] = ("shave",),
+    index_version: int = 1,
 ) -> Exchange:
     when = START + timedelta(days=day)
     stages = cost or {"embed": 0.0, "search": 0.0, "generate": 0.0}
@@ -28,11 +30,16 @@ def exchange(
         FeedbackRow(100 * answer_id + i, when, answer_id, 10 + i, r, "", question, abstained)
         for i, r in enumerate(ratings)
     )
-    return Exchange(
-        answer_id=answer_id, created_at=when, user_id=user, conversation_id=conversation,
+    answer = Answer(
         question=question, answer="…", abstained=abstained,
-        cited=() if abstained else tuple((d, d.title()) for d in cited),
-        latency_ms=None if latency_s is None else latency_s * 1000, cache_hit=cache_hit,
-        cost_usd=sum(stages.values()), cost_by_stage=stages, index_version=1, p_answerable=None,
-        temporal=None, feedback=feedback,
+        citations=[] if abstained else [_citation(n, d) for n, d in enumerate(cited, 1)],
+        sentences=[], unsupported=0, generator="extractive", filters={}, temporal=None,
+        timings_ms={} if latency_s is None else {"total": latency_s * 1000},
+        cost_usd={**stages, "total": sum(stages.values())}, usage=Usage(), index_version=index_version,
+        cache_hit=cache_hit,
     )  # fmt: skip
+    return Exchange(answer_id, when, user, conversation, answer, feedback)
+
+
+def _citation(n: int, doc_id: str) -> Citation:
+    return Citation(n, doc_id, f"{doc_id}-0", doc_id.title(), 2020, "Results", "…")

@@ -250,12 +250,10 @@ def test_answers_between_is_a_half_open_window(store: Store, ann: User, bob: Use
         clock.now = START + timedelta(hours=hours)
         ids.append(_rated(store, user))
     window = answers_between(store, START + timedelta(hours=1), START + timedelta(hours=2))
-    assert [row.id for row in window] == [ids[1]]
+    assert [row.answer_id for row in window] == [ids[1]]
     [row] = window
-    assert (row.user_id, row.created_at, row.question) == (bob.id, START + timedelta(hours=1), QUESTION)
-    assert (row.citations, row.unsupported, row.cost_usd, row.cache_hit) == (2, 1, 0.000133456789, False)
-    assert row.timings_ms["generate"] == 812.5 and row.cost_by_stage["search"] == 1e-05
-    assert [r.id for r in answers_between(store, START, START + timedelta(days=1))] == ids
+    assert (row.user_id, row.created_at, row.answer) == (bob.id, START + timedelta(hours=1), make_answer())
+    assert [r.answer_id for r in answers_between(store, START, START + timedelta(days=1))] == ids
     assert answers_between(store, START + timedelta(hours=3), START + timedelta(days=1)) == []
 
 

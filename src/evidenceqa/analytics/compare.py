@@ -35,7 +35,7 @@ class Selection:
 
     def holds(self, x: Exchange) -> bool:
         in_period = self.since <= x.created_at < self.until
-        return in_period and (self.index_version is None or x.index_version == self.index_version)
+        return in_period and (self.index_version is None or x.answer.index_version == self.index_version)
 
 
 def parse_selection(text: str) -> Selection:
@@ -67,21 +67,13 @@ def key(question: str) -> str:
 def latest_by_question(rows: Sequence[Exchange]) -> dict[str, Exchange]:
     latest: dict[str, Exchange] = {}
     for x in sorted(rows, key=lambda r: (r.created_at, r.answer_id)):
-        latest[key(x.question)] = x
+        latest[key(x.answer.question)] = x
     return latest
 
 
 def rerun_exchange(answer: Answer) -> Exchange:
     """A re-run answer (not stored) in the shape the figures count."""
-    return Exchange(
-        answer_id=0, created_at=LATEST, user_id=0, conversation_id=0, question=answer.question,
-        answer=answer.answer, abstained=answer.abstained,
-        cited=tuple({c.doc_id: c.title for c in answer.citations}.items()),
-        latency_ms=answer.timings_ms.get("total"), cache_hit=answer.cache_hit,
-        cost_usd=answer.cost_usd.get("total", 0.0),
-        cost_by_stage={k: v for k, v in answer.cost_usd.items() if k != "total"},
-        index_version=answer.index_version, p_answerable=answer.p_answerable, temporal=answer.temporal,
-    )  # fmt: skip
+    return Exchange(answer_id=0, created_at=LATEST, user_id=0, conversation_id=0, answer=answer)
 
 
 @dataclass(frozen=True)
@@ -101,7 +93,10 @@ class Pair:
 
     @property
     def changed(self) -> bool:
-        return self.before_success != self.after_success or self.before.abstained != self.after.abstained
+        return (
+            self.before_success != self.after_success
+            or self.before.answer.abstained != self.after.answer.abstained
+        )
 
 
 def pair_up(
@@ -112,14 +107,14 @@ def pair_up(
     pairs = []
     for k, x in latest_by_question(before).items():
         found = stored.get(k)
-        after_x = found if found is not None else _inherit(x, rerun(x.question))
-        pairs.append(Pair(x.question, x, after_x, found is None))
+        after_x = found if found is not None else _inherit(x, rerun(x.answer.question))
+        pairs.append(Pair(x.answer.question, x, after_x, found is None))
     return pairs
 
 
 def _inherit(before: Exchange, rerun: Exchange) -> Exchange:
     same_evidence = set(rerun.cited_doc_ids) == set(before.cited_doc_ids)
-    if before.ratings and same_evidence and rerun.abstained == before.abstained:
+    if before.ratings and same_evidence and rerun.answer.abstained == before.answer.abstained:
         return replace(rerun, feedback=before.feedback)
     return rerun
 
@@ -141,7 +136,7 @@ def side_figures(rows: Sequence[Exchange]) -> SideFigures:
     return SideFigures(
         questions=n,
         success_rate=sum(judged) / n if n else None,
-        abstention_rate=sum(x.abstained for x in rows) / n if n else None,
+        abstention_rate=sum(x.answer.abstained for x in rows) / n if n else None,
         latency_mean_s=fmean(seconds) if seconds else None,
         latency_median_s=median(seconds) if seconds else None,
         latency_p95_s=float(np.percentile(seconds, 95)) if seconds else None,

@@ -105,7 +105,7 @@ def probe(name: str, response: SearchResponse, abstainer: Abstainer, embedder: E
 
 def time_limit(x: Exchange, today: date) -> str | None:
     """The question's time phrase: as the answer recorded it, else as the parser reads it now."""
-    return x.temporal or parse_temporal(x.question, today).phrase
+    return x.answer.temporal or parse_temporal(x.answer.question, today).phrase
 
 
 def categorise(
@@ -163,18 +163,18 @@ class Diagnoser:
         ]
 
     def diagnose(self, x: Exchange) -> Diagnosis:
-        probes = self.probes(x.question)
+        probes = self.probes(x.answer.question)
         phrase = time_limit(x, self.today)
         category, reason = categorise(probes, phrase, x.cited_doc_ids)
         evidence = {
             "reason": reason,
-            "abstained": x.abstained,
+            "abstained": x.answer.abstained,
             "rating": x.rating,
-            "p_answerable": x.p_answerable,
+            "p_answerable": x.answer.p_answerable,
             "threshold": self.abstainer.threshold if self.abstainer.weights is not None else None,
             "time_limit": phrase,
             "cited": list(x.cited_doc_ids),
-            "index_version": x.index_version,
+            "index_version": x.answer.index_version,
             "probes": [asdict(p) for p in probes],
         }
         # As the store gives it back (tuples become lists): a fresh label reads like a stored one.

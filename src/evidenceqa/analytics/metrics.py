@@ -33,13 +33,13 @@ def success(x: Exchange, rule: SuccessRule) -> bool | None:
     rating = x.rating
     if rating is not None:
         return rating >= SUCCESS_RATING - 1e-9  # the mean of 1.0 and 0.2 is 0.6 up to rounding
-    return None if rule == "feedback" else not x.abstained
+    return None if rule == "feedback" else not x.answer.abstained
 
 
 def is_failure(x: Exchange) -> bool:
     """Poorly rated (mean rating below Acceptable) or abstained: the answers the failure analysis labels."""
     rating = x.rating
-    return x.abstained or (rating is not None and rating < SUCCESS_RATING - 1e-9)
+    return x.answer.abstained or (rating is not None and rating < SUCCESS_RATING - 1e-9)
 
 
 def ratio(part: int, whole: int) -> float | None:
@@ -126,8 +126,8 @@ class Summary:
 def summarise(rows: Sequence[Exchange], rule: SuccessRule, target_s: float) -> Summary:
     successes, judged, rate = success_rate(rows, rule)
     rated = sum(1 for x in rows if x.ratings)
-    abstentions = sum(1 for x in rows if x.abstained)
-    hits = sum(1 for x in rows if x.cache_hit)
+    abstentions = sum(1 for x in rows if x.answer.abstained)
+    hits = sum(1 for x in rows if x.answer.cache_hit)
     return Summary(
         conversations=len({x.conversation_id for x in rows}),
         answers=len(rows),

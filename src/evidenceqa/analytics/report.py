@@ -51,9 +51,9 @@ class PilotReport:
 def gap_questions(failures: Sequence[LabelledFailure]) -> list[GapQuestion]:
     """Abstained and missing-content answers: what the library could not answer."""
     return [
-        GapQuestion(f.exchange.answer_id, f.exchange.question)
+        GapQuestion(f.exchange.answer_id, f.exchange.answer.question)
         for f in failures
-        if f.exchange.abstained or f.category == "missing_content"
+        if f.exchange.answer.abstained or f.category == "missing_content"
     ]
 
 
@@ -110,8 +110,8 @@ def failure_json(f: LabelledFailure) -> dict[str, Any]:
     return {
         "answer_id": x.answer_id,
         "created_at": x.created_at.isoformat(),
-        "question": x.question,
-        "abstained": x.abstained,
+        "question": x.answer.question,
+        "abstained": x.answer.abstained,
         "rating": x.rating,
         "category": f.category,
         "automatic_category": f.automatic_category,
@@ -212,8 +212,8 @@ def _failure_row(f: LabelledFailure) -> list[str]:
     category = CATEGORY_NAMES[f.category] + (" (corrected)" if f.corrected else "")
     return [
         str(x.answer_id),
-        x.question,
-        "yes" if x.abstained else "no",
+        x.answer.question,
+        "yes" if x.answer.abstained else "no",
         num(x.rating, 1),
         category,
         f.reason,
@@ -251,7 +251,7 @@ def comparison_markdown(c: Comparison) -> str:
         ("Latency p95 (s)", num(b.latency_p95_s), num(a.latency_p95_s)),
     ]
     changed = [
-        (p.question, _outcome(p.before_success, p.before.abstained), _outcome(p.after_success, p.after.abstained),
+        (p.question, _outcome(p.before_success, p.before.answer.abstained), _outcome(p.after_success, p.after.answer.abstained),
          "re-run" if p.rerun else "stored")
         for p in c.changed
     ]  # fmt: skip

@@ -106,8 +106,8 @@ def compare(
     (out_dir / "compare.md").write_text(text, encoding="utf-8")
     figures = {"before": asdict(result.before), "after": asdict(result.after), "reruns": result.reruns,
                "changed": [{"question": p.question, "before_success": p.before_success,
-                            "after_success": p.after_success, "before_abstained": p.before.abstained,
-                            "after_abstained": p.after.abstained, "rerun": p.rerun} for p in result.changed]}  # fmt: skip
+                            "after_success": p.after_success, "before_abstained": p.before.answer.abstained,
+                            "after_abstained": p.after.answer.abstained, "rerun": p.rerun} for p in result.changed]}  # fmt: skip
     (out_dir / "compare.json").write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
     print(text, end="")
 

@@ -38,10 +38,10 @@ from evidenceqa.store.accounts import (
     token_user,
 )
 from evidenceqa.store.conversations import (
-    AnswerRow,
     FeedbackRow,
     InvalidRating,
     NotFound,
+    StoredAnswer,
     answer_record,
     answers_between,
     conversations_of,
@@ -76,7 +76,6 @@ __all__ = [
     "RATINGS",
     "AccountError",
     "AnswerRecord",
-    "AnswerRow",
     "ApiToken",
     "Conversation",
     "FailureLabel",
@@ -91,6 +90,7 @@ __all__ = [
     "ReviewCandidate",
     "ReviewDecision",
     "Store",
+    "StoredAnswer",
     "User",
     "accept_invite",
     "answer_record",

@@ -1,5 +1,5 @@
 """Conversations: each question and answer as two messages plus the full answer record, clinicians'
-feedback on answers, and plain rows of both for the analytics.
+feedback on answers, and both read back by period for the analytics.
 
 A user sees only their own conversations; administrators can read everyone's (for review) but write
 only to their own.
@@ -170,27 +170,14 @@ def feedback_of(store: Store, answer_id: int, user: User) -> Feedback | None:
 
 
 @dataclass(frozen=True)
-class AnswerRow:
-    """One answer as the analytics see it."""
+class StoredAnswer:
+    """A stored answer: the record itself, and who asked it, in which conversation and when."""
 
-    id: int
+    answer_id: int
     created_at: datetime
     user_id: int
     conversation_id: int
-    question: str
-    answer: str
-    abstained: bool
-    citations: int  # how many
-    unsupported: int
-    generator: str
-    index_version: int
-    cache_hit: bool
-    p_answerable: float | None
-    filters: dict[str, Any]
-    temporal: str | None
-    timings_ms: dict[str, float]
-    cost_usd: float
-    cost_by_stage: dict[str, float]
+    answer: Answer
 
 
 @dataclass(frozen=True)
@@ -210,7 +197,7 @@ def _check_range(start: datetime, end: datetime) -> None:
         raise ValueError("answers_between/feedback_between need timezone-aware datetimes (UTC)")
 
 
-def answers_between(store: Store, start: datetime, end: datetime) -> list[AnswerRow]:
+def answers_between(store: Store, start: datetime, end: datetime) -> list[StoredAnswer]:
     """Every user's answers with start <= created_at < end, oldest first."""
     _check_range(start, end)
     query = (
@@ -222,32 +209,9 @@ def answers_between(store: Store, start: datetime, end: datetime) -> list[Answer
     )
     with store.transaction() as session:
         return [
-            _answer_row(record, user_id, conversation_id)
+            StoredAnswer(record.id, record.created_at, user_id, conversation_id, to_answer(record))
             for record, user_id, conversation_id in session.execute(query)
         ]
-
-
-def _answer_row(record: AnswerRecord, user_id: int, conversation_id: int) -> AnswerRow:
-    return AnswerRow(
-        id=record.id,
-        created_at=record.created_at,
-        user_id=user_id,
-        conversation_id=conversation_id,
-        question=record.question,
-        answer=record.answer,
-        abstained=record.abstained,
-        citations=len(record.citations),
-        unsupported=record.unsupported,
-        generator=record.generator,
-        index_version=record.index_version,
-        cache_hit=record.cache_hit,
-        p_answerable=record.p_answerable,
-        filters=record.filters,
-        temporal=record.temporal,
-        timings_ms=record.timings_ms,
-        cost_usd=record.cost_usd,
-        cost_by_stage=record.cost_by_stage,
-    )
 
 
 def feedback_between(store: Store, start: datetime, end: datetime) -> list[FeedbackRow]:
