@@ -4,6 +4,9 @@ runs a short one). Each user logs in with an account of their own, then for the 
 request kind and the server's resident memory after the warm-up and at the end. Example:
 
     .venv/bin/python benchmarks/load.py --home .evidenceqa --users 50 --seconds 60
+    .venv/bin/python benchmarks/load.py --home .evidenceqa --users 200 --logins-only
+
+`--logins-only` is the start of a shift: every user logs in at the same moment, and nothing else.
 
 The server gets a fresh SQLite database in a temporary folder, so the data home is only read. The
 per-user rate limit is off (ask_rate_per_minute=0): a cached answer returns at once, and the limit has
@@ -35,6 +38,7 @@ from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.store import create_user, open_store
 from evidenceqa.text import markdown
+from evidenceqa.web.simulate import FORM_TOKEN
 
 QUESTIONS = [
     "Does shaving the incision site increase infection after spinal surgery?",
@@ -96,7 +100,9 @@ class User:
         return response if ok else None
 
     def log_in(self) -> None:
-        self.call("login", "POST", "/login", data={"email": self.email, "password": PASSWORD})
+        form = FORM_TOKEN.search(self.client.get("/login").text)
+        data = {"email": self.email, "password": PASSWORD, "csrf_token": form.group(1) if form else ""}
+        self.call("login", "POST", "/login", data=data)
         page = self.client.get("/")
         found = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
         self.csrf = found.group(1) if found else ""
@@ -169,6 +175,21 @@ def _together(users: list[User], work: str, *args: float) -> None:
         thread.join()
 
 
+def logins(home: Path, users: int) -> dict[str, Any]:
+    """Every user logging in at once: errors and latency of the logins alone."""
+    results = Results()
+    with Server(home, users) as server:
+        clients = [User(server.url, f"user{n}@example.org", results, [], n) for n in range(users)]
+        _together(clients, "log_in")
+    times = results.latencies["login"]
+    return {
+        "users": users, "requests": len(times), "errors": len(results.errors),
+        "error_samples": results.errors[:5], "logged_in": sum(bool(c.csrf) for c in clients),
+        "latency_ms": {"login": {"n": len(times), "p50": percentile(times, 0.5), "p95": percentile(times, 0.95),
+                                 "max": max(times)}},
+    }  # fmt: skip
+
+
 def run(home: Path, users: int, seconds: float, think_s: float, questions: list[str]) -> dict[str, Any]:
     results = Results()
     with Server(home, users) as server:
@@ -201,9 +222,17 @@ def run(home: Path, users: int, seconds: float, think_s: float, questions: list[
 def report(summary: dict[str, Any]) -> str:
     rows = [[kind, str(s["n"]), f"{s['p50']:.0f}", f"{s['p95']:.0f}", f"{s['max']:.0f}"]
             for kind, s in summary["latency_ms"].items()]  # fmt: skip
+    table = markdown.table(
+        ["Request", "n", "p50 ms", "p95 ms", "max ms"], rows, [False, True, True, True, True]
+    )
+    if "rss_mb" not in summary:  # --logins-only
+        return table + (
+            f"\n{summary['users']} users logging in at once on loopback · {summary['logged_in']} logged in · "
+            f"{summary['errors']} errors · {len(os.sched_getaffinity(0))} cores\n"
+        )
     rss = summary["rss_mb"]
     return (
-        markdown.table(["Request", "n", "p50 ms", "p95 ms", "max ms"], rows, [False, True, True, True, True])
+        table
         + f"\n{summary['users']} users × {summary['seconds']:g} s on loopback · {summary['requests']} requests "
         f"({summary['requests_per_s']:.1f}/s) · {summary['errors']} errors · server memory "
         f"{rss['after_warm_up']:.0f} MB after the warm-up, {rss['end']:.0f} MB at the end "
@@ -221,13 +250,17 @@ def main() -> None:
     parser.add_argument("--think-s", type=float, default=2.0, help="mean pause between a user's rounds")
     parser.add_argument("--questions", type=Path, help="benchmark JSONL to draw questions from")
     parser.add_argument("--limit", type=int, default=200, help="questions taken from --questions")
+    parser.add_argument("--logins-only", action="store_true", help="only every user logging in at once")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--record", type=Path, help="also save the figures as JSON here")
     args = parser.parse_args()
     questions = (
         [q.question for q in read_questions(args.questions, args.limit)] if args.questions else QUESTIONS
     )
-    summary = run(args.home, args.users, args.seconds, args.think_s, questions)
+    if args.logins_only:
+        summary = logins(args.home, args.users)
+    else:
+        summary = run(args.home, args.users, args.seconds, args.think_s, questions)
     print(json.dumps(summary, indent=1) if args.json else report(summary), end="\n" if args.json else "")
     write_record(args.record, summary)
 

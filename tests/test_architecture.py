@@ -132,4 +132,4 @@ def test_the_web_app_loads_no_cli_plotting_or_training_code() -> None:
 def test_the_store_loads_no_search_answering_or_embedding_code() -> None:
     loaded = loaded_after("import evidenceqa.store")
     ours = {m for m in loaded if m.startswith("evidenceqa.")}
-    assert {m.split(".")[1] for m in ours} <= {"config", "records", "registry", "store"}
+    assert {m.split(".")[1] for m in ours} <= {"config", "records", "registry", "store", "text"}

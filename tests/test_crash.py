@@ -19,7 +19,8 @@ import pytest
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.config import Settings
-from tests.web.test_browser import _free_port, _read_until, _wait_healthy
+from evidenceqa.web.simulate import log_in
+from tests.web.test_browser import _free_port, _read_until, _wait_healthy, first_admin_password
 
 pytestmark = pytest.mark.slow
 KILLS = 5
@@ -151,7 +152,7 @@ def _serve(home: Path, models: Path, port: int) -> subprocess.Popen[str]:
 
 def _login(url: str, password: str) -> tuple[httpx.Client, str]:
     client = httpx.Client(base_url=url, timeout=120)
-    response = client.post("/login", data={"email": "admin@example.org", "password": password})
+    response = log_in(client, "admin@example.org", password)
     assert response.status_code == 303, response.text
     csrf = re.search(r'<meta name="csrf-token" content="([^"]+)">', client.get("/").text).group(1)
     return client, csrf
@@ -167,7 +168,7 @@ def test_feedback_survives_a_server_killed_right_after_answering(tmp_path: Path,
     try:
         printed = _read_until(server, "password")
         url = re.search(r"evidenceqa: (http://\S+)", printed).group(1)
-        password = re.search(r"· password (\S+)", printed).group(1)
+        password = first_admin_password(printed, "admin@example.org")
         _wait_healthy(url, server)
         client, csrf = _login(url, password)
         question = "Does cefazolin QZ-9 before incision lower surgical site infection?"

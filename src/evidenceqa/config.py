@@ -118,6 +118,14 @@ class Settings(BaseSettings):
     # there are no users yet; Secure session cookies (None: when the request came over https).
     admin_email: str = "admin@localhost"
     session_secure_cookies: bool | None = None
+    # The address clinicians open (e.g. https://evidence.example.org): invite links are built on it,
+    # never on a request's Host header, which whoever sends the request writes. None: the address
+    # `serve` listens on (http://localhost:8000 for an app made without it).
+    public_url: str | None = None
+    # Reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed: addresses or networks
+    # (EVIDENCEQA_TRUSTED_PROXIES='["127.0.0.1"]' for a proxy on this machine). Empty: none is, so a
+    # client cannot pick the address that login lockouts are counted against.
+    trusted_proxies: list[str] = Field(default_factory=list)
     # Answers the web app writes at once. Searches run one at a time on the thread that owns the
     # catalogue (milliseconds each); writing an answer — seconds of waiting on a hosted LLM — runs
     # on its own pool, so one clinician's answer does not queue behind another's.

@@ -19,6 +19,7 @@ from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.store import Store, accounts, create_user
 from evidenceqa.web.app import create_app
+from evidenceqa.web.simulate import log_in
 from tests.answer.openai_server import OpenAIServer
 from tests.store.postgres import PostgresServer, start_postgres
 
@@ -118,7 +119,7 @@ class Client(TestClient):
 
 def logged_in(app: FastAPI, email: str, base_url: str = "http://testserver") -> Client:
     client = Client(app, base_url=base_url, follow_redirects=False)
-    response = client.post("/login", data={"email": email, "password": PASSWORD})
+    response = log_in(client, email, PASSWORD)
     assert response.status_code == 303, response.text
     page = client.get("/")
     client.csrf = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text).group(1)

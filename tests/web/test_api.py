@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -11,6 +12,7 @@ from fastapi.testclient import TestClient
 from starlette.routing import BaseRoute
 
 from evidenceqa.store import conversations, feedback_of, list_users, messages_of
+from evidenceqa.web.simulate import FORM_TOKEN, log_in
 from tests.web.conftest import (
     CEFAZOLIN,
     DOCS,
@@ -128,12 +130,11 @@ def conversations_token(app: FastAPI) -> str:
 
 
 def test_login_sets_a_safe_cookie_and_logout_ends_the_session(app: FastAPI, anonymous: TestClient) -> None:
-    wrong = anonymous.post("/login", data={"email": "alice@example.org", "password": "nope"})
+    wrong = log_in(anonymous, "alice@example.org", "nope")
     assert wrong.status_code == 401 and "Wrong email or password." in wrong.text
-    assert "set-cookie" not in wrong.headers
+    assert "evidenceqa_session" not in wrong.headers.get("set-cookie", "")
     client = Client(app, follow_redirects=False)
-    response = client.post("/login", data={"email": "alice@example.org", "password": PASSWORD,
-                                            "next": "//evil.example/steal"})  # fmt: skip
+    response = log_in(client, "alice@example.org", PASSWORD, next="//evil.example/steal")
     assert response.status_code == 303 and response.headers["location"] == "/"
     cookie = response.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=lax" in cookie and "secure" not in cookie
@@ -152,22 +153,27 @@ def test_logging_in_again_ends_the_previous_session(app: FastAPI) -> None:
     client = logged_in(app, "bob@example.org")
     first = client.cookies["evidenceqa_session"]
     assert _still_logged_in(app, first)
-    client.post("/login", data={"email": "bob@example.org", "password": PASSWORD})
+    _log_in_again(client, "bob@example.org")
     assert client.cookies["evidenceqa_session"] != first
     assert not _still_logged_in(app, first) and _still_logged_in(app, client.cookies["evidenceqa_session"])
 
 
 def test_cookies_are_secure_over_https(app: FastAPI) -> None:
     client = logged_in(app, "bob@example.org", base_url="https://testserver")
-    response = client.post("/login", data={"email": "bob@example.org", "password": PASSWORD})
+    response = _log_in_again(client, "bob@example.org")
     assert "secure" in response.headers["set-cookie"].lower()
+
+
+def _log_in_again(client: Client, email: str) -> Any:
+    """Send a login form this browser opened before it logged in (another tab): the form's token is
+    the one its cookie still holds, since /login itself now redirects to the chat."""
+    token = client.cookies["evidenceqa_form"]
+    return client.post("/login", data={"email": email, "password": PASSWORD, "csrf_token": token})
 
 
 def test_login_returns_to_the_page_asked_for(app: FastAPI, anonymous: TestClient) -> None:
     assert anonymous.get("/admin").headers["location"] == "/login?next=/admin"
-    response = anonymous.post(
-        "/login", data={"email": "admin@example.org", "password": PASSWORD, "next": "/admin"}
-    )
+    response = log_in(anonymous, "admin@example.org", PASSWORD, next="/admin")
     assert response.headers["location"] == "/admin"
 
 
@@ -310,15 +316,19 @@ def test_admin_creates_accounts_and_invitations(app: FastAPI, admin: Client, ano
     logged_in(app, "carol@example.org")
 
     invite = admin.post("/api/admin/invites", json={"email": "dan@example.org"}, headers=headers).json()
-    path = invite["url"].removeprefix("http://testserver")
+    path = invite["url"].removeprefix("http://localhost:8000")  # the public_url default
     assert path.startswith("/invite/")
-    assert (
-        anonymous.post(path, data={"name": "Dan", "password": PASSWORD, "confirm": "other"}).status_code
-        == 400
-    )
-    accepted = anonymous.post(path, data={"name": "Dan", "password": PASSWORD, "confirm": PASSWORD})
+    form = FORM_TOKEN.search(anonymous.get(path).text).group(1)
+    dan = {"name": "Dan", "password": PASSWORD, "csrf_token": form}
+    assert anonymous.post(path, data=dan | {"confirm": "other"}).status_code == 400
+    assert anonymous.post(path, data=dan | {"csrf_token": "forged", "confirm": PASSWORD}).status_code == 400
+    accepted = anonymous.post(path, data=dan | {"confirm": PASSWORD})
     assert accepted.status_code == 303 and "evidenceqa_session" in accepted.headers["set-cookie"]
-    again = TestClient(app).post(path, data={"name": "Eve", "password": PASSWORD, "confirm": PASSWORD})
+    eve = TestClient(app)
+    form = FORM_TOKEN.search(eve.get(path).text).group(1)
+    again = eve.post(
+        path, data={"name": "Eve", "password": PASSWORD, "confirm": PASSWORD, "csrf_token": form}
+    )
     assert again.status_code == 400 and "already used" in again.text
 
 
@@ -327,7 +337,7 @@ def test_admin_page_forms_need_the_csrf_field(admin: Client) -> None:
     assert admin.post("/admin/invites", data=form).status_code == 403
     response = admin.post("/admin/invites", data=form | {"csrf_token": admin.csrf})
     assert response.status_code == 201
-    assert re.search(r'value="http://testserver/invite/[\w-]+"', response.text)
+    assert re.search(r'value="http://localhost:8000/invite/[\w-]+"', response.text)
     created = admin.post("/admin/users", data={"email": "gina@example.org", "name": "Gina", "password": PASSWORD,
                                                "is_admin": "true", "csrf_token": admin.csrf})  # fmt: skip
     assert created.status_code == 201 and "Account created for gina@example.org." in created.text

@@ -70,14 +70,19 @@ def server(web_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
     try:
         printed = _read_until(process, "password")
         url = re.search(r"evidenceqa: (http://\S+)", printed).group(1)
-        password = re.search(
-            rf"first administrator created: {re.escape(ADMIN)} · password (\S+)", printed
-        ).group(1)
+        password = first_admin_password(printed, ADMIN)
         _wait_healthy(url, process)
         yield Server(settings, url, password, process)
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def first_admin_password(printed: str, email: str) -> str:
+    """The password serve wrote for its first administrator, from the file its output names."""
+    found = re.search(rf"first administrator created: {re.escape(email)} · password in (\S+) ", printed)
+    assert found is not None, printed
+    return Path(found.group(1)).read_text(encoding="utf-8").strip()
 
 
 def _read_until(process: subprocess.Popen[str], word: str, timeout_s: float = 120) -> str:

@@ -18,7 +18,14 @@ from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
 from tests.conftest import write_library
-from tests.web.test_browser import CHROMIUM, _free_port, _read_until, _require_browser, _wait_healthy
+from tests.web.test_browser import (
+    CHROMIUM,
+    _free_port,
+    _read_until,
+    _require_browser,
+    _wait_healthy,
+    first_admin_password,
+)
 
 pytestmark = pytest.mark.slow
 ADMIN = "admin@example.org"
@@ -58,7 +65,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, models_dir: Path) -> Iterat
         printed = _read_until(process, "password")
         url = re.search(r"evidenceqa: (http://\S+)", printed).group(1)
         _wait_healthy(url, process)
-        yield url, re.search(r"· password (\S+)", printed).group(1)
+        yield url, first_admin_password(printed, ADMIN)
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -1,5 +1,6 @@
-"""A short run of benchmarks/load.py: 50 simulated users for 10 s against `evidenceqa serve` on loopback,
-with no errors, the p95 reported, and the server's memory growing by less than MAX_GROWTH_MB."""
+"""Short runs of benchmarks/load.py against `evidenceqa serve` on loopback: 50 simulated users for 10 s
+with no errors, the p95 reported, and the server's memory growing by less than MAX_GROWTH_MB; and 200
+logins at the same moment (the start of a shift), every one of them let in."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -20,13 +22,27 @@ USERS, SECONDS = 50, 10
 MAX_GROWTH_MB = 64
 
 
-def test_fifty_users_for_ten_seconds_without_errors(web_settings: Settings) -> None:
-    command = [sys.executable, str(REPO / "benchmarks" / "load.py"), "--home", str(web_settings.home),
-               "--users", str(USERS), "--seconds", str(SECONDS), "--think-s", "1", "--json"]  # fmt: skip
-    env = {**os.environ, "EVIDENCEQA_MODELS_DIR": str(web_settings.models_path)}
+BURST = 200
+
+
+def load(settings: Settings, *arguments: str) -> dict[str, Any]:
+    command = [sys.executable, str(REPO / "benchmarks" / "load.py"), "--home", str(settings.home), *arguments,
+               "--json"]  # fmt: skip
+    env = {**os.environ, "EVIDENCEQA_MODELS_DIR": str(settings.models_path)}
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads(result.stdout)
+    summary: dict[str, Any] = json.loads(result.stdout)
+    return summary
+
+
+def test_two_hundred_logins_at_once_all_get_in(web_settings: Settings) -> None:
+    summary = load(web_settings, "--users", str(BURST), "--logins-only")
+    assert summary["errors"] == 0, summary["error_samples"]
+    assert summary["logged_in"] == summary["latency_ms"]["login"]["n"] == BURST
+
+
+def test_fifty_users_for_ten_seconds_without_errors(web_settings: Settings) -> None:
+    summary = load(web_settings, "--users", str(USERS), "--seconds", str(SECONDS), "--think-s", "1")
     assert summary["errors"] == 0, summary["error_samples"]
     assert summary["latency_ms"]["ask"]["n"] >= USERS and summary["latency_ms"]["ask"]["p95"] > 0
     assert set(summary["latency_ms"]) == {"ask", "search", "conversations", "feedback"}

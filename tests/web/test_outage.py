@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from evidenceqa.config import Settings
 from evidenceqa.store import create_user
 from evidenceqa.web.app import DATABASE_DOWN, create_app
+from evidenceqa.web.simulate import log_in
 from tests.store.postgres import PostgresServer, start_postgres
 from tests.web.conftest import PASSWORD, SHAVE, Client, logged_in, store_of
 
@@ -47,9 +48,7 @@ def test_a_database_outage_is_a_clear_503_and_passes(
         assert api.headers["retry-after"] == "5"
         page = alice.get("/")
         assert page.status_code == 503 and DATABASE_DOWN in page.text and "<html" in page.text
-        login = TestClient(app, follow_redirects=False).post(
-            "/login", data={"email": "alice@example.org", "password": PASSWORD}
-        )
+        login = log_in(TestClient(app, follow_redirects=False), "alice@example.org", PASSWORD)
         assert login.status_code == 503
         assert _ask(alice).status_code == 503
         assert TestClient(app).get("/healthz").status_code == 200  # alive: no restart for an outage

@@ -61,7 +61,8 @@ def day_start(day: date) -> datetime:
 def period_bounds(since: date | None, until: date | None) -> tuple[datetime, datetime]:
     """The instants of the days `since` to `until`, both included (UTC); None leaves that end open."""
     start = day_start(since) if since else EARLIEST
-    end = day_start(until + timedelta(days=1)) if until else LATEST
+    # A day from LATEST on is open-ended too (and 9999-12-31 has no next day to end at).
+    end = day_start(until + timedelta(days=1)) if until and until < LATEST.date() else LATEST
     return start, end
 
 

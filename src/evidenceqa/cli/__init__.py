@@ -20,7 +20,7 @@ from evidenceqa.registry import MissingExtra, UnknownComponent
 # module: (its extra, the commands it adds, the top-level packages of that extra)
 _WEB = {"fastapi", "uvicorn", "jinja2", "multipart", "sqlalchemy", "alembic", "argon2", "httpx", "matplotlib"}
 OPTIONAL: dict[str, tuple[str, tuple[str, ...], set[str]]] = {
-    "serve": ("web", ("serve",), _WEB),
+    "serve": ("web", ("serve", "admin"), _WEB),
     "report": ("web", ("report",), _WEB),
     "benchmark": ("web", ("benchmark",), _WEB),
     "bench": ("bench", ("bench",), _WEB),

@@ -1,27 +1,61 @@
-"""`evidenceqa serve`: the web app and its API, with a first administrator on first start."""
+"""`evidenceqa serve`: the web app and its API, with a first administrator on first start; and
+`evidenceqa admin`, what an operator does from the server's shell (a locked-out administrator).
+
+A password made here is written to a file only its owner can read, in the data home, and only that
+file's path is printed: serve's output lands in journald or a container log, which others read.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 import secrets
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
 from evidenceqa.cli.app import app
-from evidenceqa.cli.common import fail, out, settings_of
+from evidenceqa.cli.common import emit, fail, out, settings_of
 from evidenceqa.config import Settings
-from evidenceqa.store import AccountError, create_user, list_users, open_store
+from evidenceqa.store import (
+    AccountError,
+    Store,
+    User,
+    create_user,
+    list_users,
+    open_store,
+    set_active,
+    set_password,
+)
+
+admin_app = typer.Typer(help="Accounts, from the server's shell: reset a password, (de)activate a user.",
+                        no_args_is_help=True)  # fmt: skip
+app.add_typer(admin_app, name="admin")
 
 
-def first_admin(settings: Settings) -> tuple[str, str] | None:
-    """With no accounts yet, an administrator with a random password: (email, password), else None.
-    The password is shown once and kept nowhere but its hash."""
+def write_secret(settings: Settings, name: str, secret: str) -> Path:
+    """`secret` in <home>/secrets/<name>, readable by this account only (0600, in a 0700 folder)."""
+    folder = settings.home / "secrets"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    path = folder / name
+    path.unlink(missing_ok=True)  # a new file gets the mode below whatever the old one had
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(secret + "\n")
+    return path
+
+
+def first_admin(settings: Settings) -> tuple[str, Path] | None:
+    """With no accounts yet, an administrator with a random password: (email, the file holding the
+    password), else None. The password is kept nowhere else but as its hash."""
     with open_store(settings) as store:
         if list_users(store):
             return None
         password = secrets.token_urlsafe(12)
         create_user(store, settings.admin_email, "Administrator", password, is_admin=True)
-        return settings.admin_email, password
+        return settings.admin_email, write_secret(settings, "first-admin-password", password)
 
 
 @app.command()
@@ -30,8 +64,8 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
 ) -> None:
-    """Serve the chat and the API. Behind a TLS reverse proxy on this machine (X-Forwarded-Proto: https),
-    session cookies are marked Secure."""
+    """Serve the chat and the API. Behind a TLS reverse proxy, list it in trusted_proxies: only then are
+    its X-Forwarded-For and X-Forwarded-Proto believed (and session cookies marked Secure over https)."""
     import uvicorn
 
     from evidenceqa.web.app import create_app
@@ -42,13 +76,79 @@ def serve(
     except AccountError as exc:
         fail(f"cannot create the first administrator ({settings.admin_email}): {exc}")
     url = f"http://{'localhost' if host in ('127.0.0.1', '0.0.0.0') else host}:{port}/"
+    if settings.public_url is None:  # invite links point where this server listens
+        settings = settings.model_copy(update={"public_url": url})
     out.print(f"evidenceqa: {url}", highlight=False)
     if admin:
         out.print(
-            f"first administrator created: {admin[0]} · password {admin[1]} (shown only now)", highlight=False
+            f"first administrator created: {admin[0]} · password in {admin[1]} (readable by this account "
+            "only; delete it once you have logged in)",
+            highlight=False,
+            soft_wrap=True,  # one line: the path must not be broken
         )
     else:
         out.print(
             f"log in with your account (the first administrator is {settings.admin_email})", highlight=False
         )
-    uvicorn.run(create_app(settings), host=host, port=port)
+    uvicorn.run(create_app(settings), host=host, port=port, **proxy_options(settings))
+
+
+def proxy_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's forwarded-header options: by default it believes X-Forwarded-For from 127.0.0.1, so a
+    client on this machine (or behind a proxy that does not set the header) could choose the address
+    its failed logins count against. Here only the trusted_proxies are believed."""
+    trusted = settings.trusted_proxies
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
+
+
+def _user(store: Store, email: str) -> User:
+    wanted = email.strip().lower()
+    for user in list_users(store):
+        if user.email == wanted:
+            return user
+    fail(f"no account with the email {email!r}")
+
+
+@admin_app.command("reset-password")
+def reset_password(
+    ctx: typer.Context, email: Annotated[str, typer.Argument(help="The account's email.")]
+) -> None:
+    """A new random password for EMAIL, written to a file only this account can read; every session
+    of that user ends. For an administrator locked out of the web app."""
+    settings = settings_of(ctx)
+    password = secrets.token_urlsafe(12)
+    with open_store(settings) as store:
+        user = _user(store, email)
+        set_password(store, user, password)
+    name = "password-" + re.sub(r"[^a-z0-9.@_-]", "_", user.email)
+    out.print(f"new password for {user.email} in {write_secret(settings, name, password)}", highlight=False)
+
+
+@admin_app.command("deactivate")
+def deactivate(
+    ctx: typer.Context, email: Annotated[str, typer.Argument(help="The account's email.")]
+) -> None:
+    """Refuse EMAIL's logins and API tokens from now on (its sessions end); its conversations stay."""
+    _set_active(settings_of(ctx), email, False)
+
+
+@admin_app.command("activate")
+def activate(ctx: typer.Context, email: Annotated[str, typer.Argument(help="The account's email.")]) -> None:
+    """Let a deactivated EMAIL log in again."""
+    _set_active(settings_of(ctx), email, True)
+
+
+def _set_active(settings: Settings, email: str, active: bool) -> None:
+    with open_store(settings) as store:
+        user = _user(store, email)
+        set_active(store, user, active)
+    out.print(f"{user.email}: {'active' if active else 'deactivated'}", highlight=False)
+
+
+@admin_app.command("users")
+def users(ctx: typer.Context) -> None:
+    """Every account: email, name, role, whether it is active."""
+    with open_store(settings_of(ctx)) as store:
+        rows = [[u.email, u.name, "admin" if u.is_admin else "clinician", "yes" if u.active else "no"]
+                for u in list_users(store)]  # fmt: skip
+    emit(["Email", "Name", "Role", "Active"], rows, as_markdown=False)

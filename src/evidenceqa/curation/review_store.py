@@ -64,7 +64,7 @@ def load_candidates(store: Store, benchmark: str, candidates: list[Candidate]) -
 
 def benchmarks(store: Store) -> list[tuple[str, int]]:
     """Every benchmark under review, with its number of candidates."""
-    with store.transaction() as session:
+    with store.read() as session:
         rows = session.execute(
             select(ReviewCandidate.benchmark, func.count())
             .group_by(ReviewCandidate.benchmark)
@@ -75,14 +75,14 @@ def benchmarks(store: Store) -> list[tuple[str, int]]:
 
 def review_items(store: Store, benchmark: str) -> list[ReviewItem]:
     """The benchmark's candidates in file order, each with the decision in force."""
-    with store.transaction() as session:
+    with store.read() as session:
         rows = _candidates(session, benchmark)
         latest = _latest_decisions(session, benchmark)
         return [ReviewItem(Candidate.from_dict(row.data), latest.get(row.id), []) for row in rows]
 
 
 def review_item(store: Store, benchmark: str, candidate_id: str) -> ReviewItem:
-    with store.transaction() as session:
+    with store.read() as session:
         row = _candidate(session, benchmark, candidate_id)
         history = [
             _decision(d, candidate_id)

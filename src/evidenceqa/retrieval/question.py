@@ -1,21 +1,18 @@
-"""The question as it is searched and stored: control characters out, a length limit, a clear error."""
+"""The question as it is searched and stored: control and invisible characters out, a length limit, a
+clear error."""
 
 from __future__ import annotations
 
-import re
+from evidenceqa.text.characters import visible
 
 
 class QuestionError(ValueError):
     """A question that cannot be searched: empty, or over the length limit. The message says which."""
 
 
-# Control characters (C0, DEL, C1) but tab and newline: they mean nothing in a question, PostgreSQL
-# refuses NUL in text, and a terminal or log line would render them.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def clean_question(question: str, max_chars: int) -> str:
-    """The question as searched and stored: control characters replaced by spaces, ends stripped.
+    """The question as searched and stored: control characters replaced by spaces, invisible formatting
+    characters removed (`text.characters.visible`), ends stripped.
 
     Raises QuestionError when nothing is left, or when it is longer than `max_chars` (the
     max_question_chars setting): a pasted document is not a question, and would only slow the search.
@@ -25,7 +22,7 @@ def clean_question(question: str, max_chars: int) -> str:
             f"the question is {len(question):,} characters long; the limit is {max_chars:,} "
             "(setting max_question_chars)"
         )
-    cleaned = _CONTROL.sub(" ", question).strip()
+    cleaned = visible(question).strip()
     if not cleaned:
         raise QuestionError("the question is empty")
     return cleaned

@@ -8,26 +8,33 @@ is enough), and a database leak gives no one a way in.
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
+import threading
 from datetime import timedelta
 from functools import cache
 from typing import Any, cast
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import CursorResult, delete, select
+from sqlalchemy import CursorResult, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from evidenceqa.store.db import Store
 from evidenceqa.store.models import ApiToken, Invite, LoginSession, User
+from evidenceqa.text.characters import is_plain, visible
 
 MIN_PASSWORD_CHARS = 10
 API_TOKEN_PREFIX = "eqa_"  # recognisable in logs and secret scanners
+LAST_USED_EVERY = timedelta(minutes=1)  # how often a token's last use is written
 
 # Replaceable (tests use cheaper parameters); a stored hash made with other parameters is
 # upgraded at the user's next successful login.
 password_hasher = PasswordHasher()
+# Hashing is CPU- and memory-bound (64 MiB each): more at once than there are cores only adds memory,
+# so a burst of logins queues here, outside any transaction, instead of in the thread pool's arenas.
+_HASHING = threading.BoundedSemaphore(max(2, len(os.sched_getaffinity(0))))
 
 
 class AccountError(ValueError):
@@ -36,9 +43,20 @@ class AccountError(ValueError):
 
 def normalise_email(email: str) -> str:
     email = email.strip().lower()
-    if "@" not in email or email.startswith("@") or email.endswith("@") or " " in email:
+    if (
+        "@" not in email
+        or email.startswith("@")
+        or email.endswith("@")
+        or " " in email
+        or not is_plain(email)
+    ):
         raise AccountError(f"not an email address: {email!r}")
     return email
+
+
+def _name(name: str) -> str:
+    """A person's or a token's name as stored: one line of visible text."""
+    return " ".join(visible(name).split())
 
 
 def token_hash(token: str) -> str:
@@ -54,15 +72,21 @@ def _user_by_email(session: Session, email: str) -> User | None:
     return session.scalar(select(User).where(User.email == email))
 
 
-def _new_user(session: Session, store: Store, email: str, name: str, password: str, is_admin: bool) -> User:
-    email = normalise_email(email)
+def _hashed(password: str) -> str:
+    """The password's hash, made before any transaction opens: hashing is slow on purpose."""
     _check_password(password)
+    with _HASHING:
+        return password_hasher.hash(password)
+
+
+def _new_user(session: Session, store: Store, email: str, name: str, hashed: str, is_admin: bool) -> User:
+    email = normalise_email(email)
     if _user_by_email(session, email) is not None:
         raise AccountError(f"an account with the email {email} already exists")
     user = User(
         email=email,
-        name=name.strip(),
-        password_hash=password_hasher.hash(password),
+        name=_name(name),
+        password_hash=hashed,
         is_admin=is_admin,
         active=True,
         created_at=store.now(),
@@ -76,8 +100,10 @@ def _new_user(session: Session, store: Store, email: str, name: str, password: s
 
 
 def create_user(store: Store, email: str, name: str, password: str, is_admin: bool = False) -> User:
+    normalise_email(email)  # a bad address fails before the slow hash
+    hashed = _hashed(password)
     with store.transaction() as session:
-        return _new_user(session, store, email, name, password, is_admin)
+        return _new_user(session, store, email, name, hashed, is_admin)
 
 
 @cache
@@ -87,45 +113,55 @@ def _dummy_hash(hasher: PasswordHasher) -> str:
 
 def authenticate(store: Store, email: str, password: str) -> User | None:
     """The active user with this email and password, else None. An unknown email costs the same
-    argon2 verification as a known one, so response times do not reveal which emails have accounts."""
+    argon2 verification as a known one, so response times do not reveal which emails have accounts.
+
+    The hash is verified outside any transaction: it takes a good part of a second on purpose, and a
+    shift's worth of logins must not queue for the write lock behind it."""
     try:
         email = normalise_email(email)
     except AccountError:
         email = ""
-    with store.transaction() as session:
+    with store.read() as session:
         user = _user_by_email(session, email) if email else None
-        if not _verify(user.password_hash if user else _dummy_hash(password_hasher), password):
-            return None
-        if user is None or not user.active:
-            return None
-        if password_hasher.check_needs_rehash(user.password_hash):
-            user.password_hash = password_hasher.hash(password)
-        return user
+    if not _verify(user.password_hash if user else _dummy_hash(password_hasher), password):
+        return None
+    if user is None or not user.active:
+        return None
+    if password_hasher.check_needs_rehash(user.password_hash):
+        with _HASHING:
+            upgraded = password_hasher.hash(password)
+        with store.transaction() as session:
+            # Only if the password did not change meanwhile.
+            query = update(User).where(User.id == user.id, User.password_hash == user.password_hash)
+            session.execute(query.values(password_hash=upgraded))
+        user.password_hash = upgraded
+    return user
 
 
 def _verify(hashed: str, password: str) -> bool:
     try:
-        return password_hasher.verify(hashed, password)
+        with _HASHING:
+            return password_hasher.verify(hashed, password)
     except (VerificationError, InvalidHashError):
         return False
 
 
 def set_password(store: Store, user: User, password: str) -> None:
-    _check_password(password)
+    """A new password; every login session of the user ends (whoever knew the old one is out)."""
+    hashed = _hashed(password)
     with store.transaction() as session:
         stored = session.get_one(User, user.id)
-        stored.password_hash = password_hasher.hash(password)
-        # Everyone logged in with the old password is logged out.
+        stored.password_hash = hashed
         session.execute(delete(LoginSession).where(LoginSession.user_id == user.id))
 
 
 def get_user(store: Store, user_id: int) -> User | None:
-    with store.transaction() as session:
+    with store.read() as session:
         return session.get(User, user_id)
 
 
 def list_users(store: Store) -> list[User]:
-    with store.transaction() as session:
+    with store.read() as session:
         return list(session.scalars(select(User).order_by(User.email)))
 
 
@@ -164,6 +200,7 @@ def create_invite(
 
 def accept_invite(store: Store, token: str, name: str, password: str) -> User:
     """The invited user's new account. A weak password or taken email leaves the invite usable."""
+    hashed = _hashed(password)
     with store.transaction() as session:
         # Locked (PostgreSQL) so that two tabs accepting at once cannot both use it.
         invite = session.get(Invite, token_hash(token), with_for_update=True)
@@ -173,7 +210,7 @@ def accept_invite(store: Store, token: str, name: str, password: str) -> User:
             raise AccountError("invite already used: log in, or ask an administrator for a new one")
         if invite.expires_at <= store.now():
             raise AccountError("invite expired: ask an administrator for a new one")
-        user = _new_user(session, store, invite.email, name, password, invite.is_admin)
+        user = _new_user(session, store, invite.email, name, hashed, invite.is_admin)
         invite.used_at = store.now()
         return user
 
@@ -183,6 +220,7 @@ def start_session(store: Store, user: User) -> tuple[str, str]:
     cookie_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     now = store.now()
     with store.transaction() as session:
+        session.execute(delete(LoginSession).where(LoginSession.expires_at <= now))
         session.add(
             LoginSession(
                 id=token_hash(cookie_token),
@@ -196,13 +234,11 @@ def start_session(store: Store, user: User) -> tuple[str, str]:
 
 
 def session_user(store: Store, cookie_token: str) -> tuple[User, str] | None:
-    """The logged-in user and the session's CSRF token; None for an unknown, expired or inactive one."""
-    with store.transaction() as session:
+    """The logged-in user and the session's CSRF token; None for an unknown, expired or inactive one.
+    Only reads: every page and API call passes here. Expired sessions are deleted at the next login."""
+    with store.read() as session:
         login = session.get(LoginSession, token_hash(cookie_token))
-        if login is None:
-            return None
-        if login.expires_at <= store.now():
-            session.delete(login)
+        if login is None or login.expires_at <= store.now():
             return None
         user = session.get(User, login.user_id)
         if user is None or not user.active:
@@ -226,7 +262,7 @@ def purge_expired_sessions(store: Store) -> int:
 def create_api_token(store: Store, user: User, name: str) -> tuple[ApiToken, str]:
     """A token for scripts (`Authorization: Bearer …`): its record, and the token itself, which is
     returned only now (only its hash is kept). `name` says what uses it, so it can be revoked."""
-    name = name.strip()
+    name = _name(name)
     if not name:
         raise AccountError("an API token needs a name: what will use it?")
     raw = API_TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -238,20 +274,22 @@ def create_api_token(store: Store, user: User, name: str) -> tuple[ApiToken, str
 
 
 def token_user(store: Store, raw: str) -> User | None:
-    """The active user an API token belongs to, else None; records when the token was last used."""
-    with store.transaction() as session:
+    """The active user an API token belongs to, else None. Records when the token was last used, at
+    most once a minute, so a script's stream of calls is not a stream of writes."""
+    with store.read() as session:
         token = session.scalar(select(ApiToken).where(ApiToken.token_hash == token_hash(raw)))
-        if token is None:
-            return None
-        user = session.get(User, token.user_id)
-        if user is None or not user.active:
-            return None
-        token.last_used_at = store.now()
-        return user
+        user = session.get(User, token.user_id) if token is not None else None
+    if token is None or user is None or not user.active:
+        return None
+    now = store.now()
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_EVERY:
+        with store.transaction() as session:
+            session.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
+    return user
 
 
 def api_tokens_of(store: Store, user: User) -> list[ApiToken]:
-    with store.transaction() as session:
+    with store.read() as session:
         query = select(ApiToken).where(ApiToken.user_id == user.id).order_by(ApiToken.id)
         return list(session.scalars(query))
 

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, selectinload
 from evidenceqa.records import Answer
 from evidenceqa.store.db import Store
 from evidenceqa.store.models import RATINGS, AnswerRecord, Conversation, Feedback, Message, User
+from evidenceqa.text.characters import visible
 
 TITLE_CHARS = 80
 
@@ -41,7 +42,7 @@ def start_conversation(store: Store, user: User, title: str = "") -> Conversatio
 
 
 def _title(text: str) -> str:
-    text = " ".join(text.split())
+    text = " ".join(visible(text).split())
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1].rstrip() + "…"
 
 
@@ -92,7 +93,7 @@ def conversations_of(store: Store, user: User) -> list[Conversation]:
         .where(Conversation.user_id == user.id)
         .order_by(Conversation.updated_at.desc(), Conversation.id.desc())
     )
-    with store.transaction() as session:
+    with store.read() as session:
         return list(session.scalars(query))
 
 
@@ -104,13 +105,13 @@ def messages_of(store: Store, conversation_id: int, user: User) -> list[Message]
         .order_by(Message.id)
         .options(selectinload(Message.answer))
     )
-    with store.transaction() as session:
+    with store.read() as session:
         _conversation(session, conversation_id, user)
         return list(session.scalars(query))
 
 
 def answer_record(store: Store, answer_id: int, user: User) -> AnswerRecord:
-    with store.transaction() as session:
+    with store.read() as session:
         return _answer(session, answer_id, user)
 
 
@@ -140,7 +141,7 @@ def record_feedback(
     store: Store, answer_id: int, user: User, rating: float, comment: str | None = ""
 ) -> Feedback:
     """The user's rating of an answer they can see; a second rating replaces their first."""
-    value, text = _rating(rating), (comment or "").strip()
+    value, text = _rating(rating), visible(comment or "").strip()
     try:
         return _save_feedback(store, answer_id, user, value, text)
     except IntegrityError:
@@ -164,7 +165,7 @@ def _save_feedback(store: Store, answer_id: int, user: User, rating: float, comm
 
 def feedback_of(store: Store, answer_id: int, user: User) -> Feedback | None:
     """The user's own rating of an answer, to show it back."""
-    with store.transaction() as session:
+    with store.read() as session:
         query = select(Feedback).where(Feedback.answer_id == answer_id, Feedback.user_id == user.id)
         return session.scalar(query)
 
@@ -207,7 +208,7 @@ def answers_between(store: Store, start: datetime, end: datetime) -> list[Stored
         .where(AnswerRecord.created_at >= start, AnswerRecord.created_at < end)
         .order_by(AnswerRecord.created_at, AnswerRecord.id)
     )
-    with store.transaction() as session:
+    with store.read() as session:
         return [
             StoredAnswer(record.id, record.created_at, user_id, conversation_id, to_answer(record))
             for record, user_id, conversation_id in session.execute(query)
@@ -223,7 +224,7 @@ def feedback_between(store: Store, start: datetime, end: datetime) -> list[Feedb
         .where(Feedback.created_at >= start, Feedback.created_at < end)
         .order_by(Feedback.created_at, Feedback.id)
     )
-    with store.transaction() as session:
+    with store.read() as session:
         return [
             FeedbackRow(f.id, f.created_at, f.answer_id, f.user_id, f.rating, f.comment, question, abstained)
             for f, question, abstained in session.execute(query)

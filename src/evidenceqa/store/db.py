@@ -34,6 +34,10 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+# An execution option: this transaction only reads, so on SQLite it need not take the write lock.
+_READ_ONLY = "evidenceqa_read_only"
+
+
 @dataclass
 class Store:
     """The open database. `clock` is replaceable so tests can move time (expiry of sessions, invites)."""
@@ -42,6 +46,10 @@ class Store:
     sessions: sessionmaker[Session]
     settings: Settings
     clock: Callable[[], datetime] = field(default=_utcnow)
+    readers: sessionmaker[Session] = field(init=False)  # the sessions of `read()`
+
+    def __post_init__(self) -> None:
+        self.readers = sessionmaker(self.engine.execution_options(**{_READ_ONLY: True}))
 
     def now(self) -> datetime:
         return self.clock()
@@ -55,6 +63,13 @@ class Store:
     def transaction(self) -> Iterator[Session]:
         """One unit of work: committed when the block ends, rolled back if it raises."""
         with self.sessions.begin() as session:
+            yield session
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A transaction that only reads. On SQLite it is deferred: it reads a WAL snapshot and never
+        waits for, or holds up, a writer. It is rolled back when the block ends (closing the session)."""
+        with self.readers() as session:
             yield session
 
     def close(self) -> None:
@@ -114,8 +129,10 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
 
 def _sqlite_begin(connection: Connection) -> None:
     # IMMEDIATE takes the write lock up front: a deferred transaction that reads and then writes
-    # can fail with "database is locked" when another writer got in between, without waiting.
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    # can fail with "database is locked" when another writer got in between, without waiting. A
+    # read-only one has no such upgrade to make, so it is deferred and holds no lock.
+    read_only = connection.get_execution_options().get(_READ_ONLY, False)
+    connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def alembic_config(connection: Connection | None = None) -> Config:

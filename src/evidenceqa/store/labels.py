@@ -32,7 +32,7 @@ def failure_labels(store: Store, answer_ids: Collection[int] | None = None) -> d
     query = select(FailureLabel)
     if answer_ids is not None:
         query = query.where(FailureLabel.answer_id.in_(list(answer_ids)))
-    with store.transaction() as session:
+    with store.read() as session:
         return {label.answer_id: label for label in session.scalars(query)}
 
 

@@ -20,7 +20,7 @@ from evidenceqa.answer import GenerationError
 from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.records import Answer
 from evidenceqa.store import User, accounts, conversations
-from evidenceqa.web.auth import ApiAdmin, ApiUser
+from evidenceqa.web.auth import ApiAdmin, ApiUser, public_link
 from evidenceqa.web.guards import check_ask_rate, checked_question, log_question
 from evidenceqa.web.records import (
     answer_out,
@@ -45,6 +45,7 @@ from evidenceqa.web.schemas import (
     InviteIn,
     InviteOut,
     ReadyOut,
+    RowId,
     SearchOut,
     UserIn,
     UserOut,
@@ -197,7 +198,7 @@ async def create_conversation(body: ConversationIn, request: Request, identity: 
 
 @router.get("/api/conversations/{conversation_id}", response_model=ConversationDetailOut)
 async def get_conversation(
-    conversation_id: int, request: Request, identity: ApiUser
+    conversation_id: RowId, request: Request, identity: ApiUser
 ) -> ConversationDetailOut:
     """One of the caller's conversations with its messages and answer records; 404 for anyone else's."""
     services = services_of(request)
@@ -205,17 +206,19 @@ async def get_conversation(
 
 
 @router.post("/api/answers/{answer_id}/feedback", response_model=FeedbackOut)
-async def feedback(answer_id: int, body: FeedbackIn, request: Request, identity: ApiUser) -> FeedbackOut:
+async def feedback(answer_id: RowId, body: FeedbackIn, request: Request, identity: ApiUser) -> FeedbackOut:
     """Rate an answer the caller was given: excellent (1.0), acceptable (0.6) or very poor (0.2).
     A second rating replaces the first."""
     store = services_of(request).store
-    comment = (body.comment or "").strip()
-    await run_in_threadpool(
-        conversations.record_feedback, store, answer_id, identity.user, RATING_SCORES[body.rating], comment
+    stored = await run_in_threadpool(
+        conversations.record_feedback,
+        store,
+        answer_id,
+        identity.user,
+        RATING_SCORES[body.rating],
+        body.comment,
     )
-    return FeedbackOut(
-        answer_id=answer_id, rating=body.rating, score=RATING_SCORES[body.rating], comment=comment
-    )
+    return FeedbackOut(answer_id=answer_id, rating=body.rating, score=stored.rating, comment=stored.comment)
 
 
 @router.get("/api/admin/status", response_model=AdminStatusOut, tags=["admin"])
@@ -248,4 +251,4 @@ async def admin_create_invite(body: InviteIn, request: Request, identity: ApiAdm
         )
     except accounts.AccountError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
-    return InviteOut(email=body.email, url=str(request.url_for("invite_page", token=token)), days=body.days)
+    return InviteOut(email=body.email, url=public_link(request, "invite_page", token=token), days=body.days)

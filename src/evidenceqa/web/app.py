@@ -12,7 +12,8 @@ from typing import Any
 
 from fastapi import FastAPI, Request, status
 from fastapi.exception_handlers import http_exception_handler
-from fastapi.responses import RedirectResponse, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from starlette.concurrency import run_in_threadpool
@@ -76,6 +77,7 @@ def create_app(settings: Settings) -> FastAPI:
     for unavailable in (OperationalError, InterfaceError):
         app.add_exception_handler(unavailable, _database_down)
     app.add_exception_handler(DataError, _unstorable)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
     return app
 
 
@@ -92,6 +94,10 @@ async def _security_headers(
 ) -> Response:
     response = await call_next(request)
     response.headers.update(SECURITY_HEADERS)
+    # A ward's computers are shared: no page or answer is kept by the browser or a proxy, so the back
+    # button after a logout shows nothing. Only the app's own scripts and styles may be cached.
+    if not request.url.path.startswith("/static/"):
+        response.headers["Cache-Control"] = "no-store"
     return response
 
 
@@ -128,6 +134,20 @@ async def _database_down(request: Request, exc: Exception) -> Response:
 async def _unstorable(request: Request, exc: Exception) -> Response:
     """A value the database refuses (PostgreSQL stores no NUL in text): the request's fault, not a crash."""
     return await _http_error(request, HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, UNSTORABLE))
+
+
+async def _invalid_request(request: Request, exc: Exception) -> Response:
+    """422 naming each field and what is wrong with it, without echoing the value sent: it may be a
+    password, and one that is not text (an unpaired surrogate) could not even be encoded."""
+    assert isinstance(exc, RequestValidationError)
+    problems = [
+        {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        for e in exc.errors()
+    ]
+    if _is_api(request):
+        return JSONResponse({"detail": problems}, status.HTTP_422_UNPROCESSABLE_CONTENT)
+    detail = "; ".join(f"{' › '.join(str(part) for part in p['loc'])}: {p['msg']}" for p in problems)
+    return pages.render(request, "error.html", status_code=422, status=422, detail=detail)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

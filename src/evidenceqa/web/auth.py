@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import hmac
+import secrets
 from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import quote
@@ -18,6 +19,7 @@ from urllib.parse import quote
 from fastapi import Depends, HTTPException, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
+from evidenceqa.config import Settings
 from evidenceqa.store import User, session_user, token_user
 from evidenceqa.web.services import Services, services_of
 
@@ -102,6 +104,20 @@ PageUser = Annotated[Identity, Depends(page_identity)]
 PageAdmin = Annotated[Identity, Depends(page_admin)]
 
 
+DEFAULT_PUBLIC_URL = "http://localhost:8000"  # `serve`'s default address
+
+
+def public_base(settings: Settings) -> str:
+    """The address links sent to people are built on (the public_url setting), without a final /."""
+    return (settings.public_url or DEFAULT_PUBLIC_URL).rstrip("/")
+
+
+def public_link(request: Request, route: str, **params: str) -> str:
+    """An absolute link to `route` for someone else to open (an invite): on the configured address,
+    never on the request's Host header, which its sender chose."""
+    return public_base(services_of(request).settings) + request.app.url_path_for(route, **params)
+
+
 def login_url(next_path: str) -> str:
     return "/login" if next_path in ("", "/") else f"/login?next={quote(next_path, safe='/')}"
 
@@ -113,12 +129,37 @@ def safe_next(next_path: str | None) -> str:
     return next_path
 
 
-def set_session_cookie(response: Response, request: Request, token: str, max_age_s: int) -> None:
+def _secure(request: Request) -> bool:
     secure = services_of(request).settings.session_secure_cookies
+    return request.url.scheme == "https" if secure is None else secure
+
+
+def set_session_cookie(response: Response, request: Request, token: str, max_age_s: int) -> None:
+    response.set_cookie(SESSION_COOKIE, token, max_age=max_age_s, path="/", httponly=True, samesite="lax",
+                        secure=_secure(request))  # fmt: skip
+
+
+# Forms sent before there is a session (log in, accept an invite) carry a token that must match this
+# cookie: another site can make a browser post the form, but cannot read or set the cookie, so it
+# cannot log a clinician into the attacker's account and collect their questions there (login CSRF).
+FORM_COOKIE = "evidenceqa_form"
+
+
+def form_token(request: Request) -> str:
+    """This browser's pre-login form token: the one its cookie holds, else a new one."""
+    held = request.cookies.get(FORM_COOKIE, "")
+    return held if len(held) >= 32 else secrets.token_urlsafe(32)
+
+
+def set_form_cookie(response: Response, request: Request, token: str) -> None:
     response.set_cookie(
-        SESSION_COOKIE, token, max_age=max_age_s, path="/", httponly=True, samesite="lax",
-        secure=request.url.scheme == "https" if secure is None else secure,
-    )  # fmt: skip
+        FORM_COOKIE, token, path="/", httponly=True, samesite="strict", secure=_secure(request)
+    )
+
+
+def form_token_ok(request: Request, sent: str) -> bool:
+    held = request.cookies.get(FORM_COOKIE, "")
+    return bool(held) and bool(sent) and hmac.compare_digest(sent.encode(), held.encode())
 
 
 def clear_session_cookie(response: Response) -> None:

@@ -32,6 +32,7 @@ from evidenceqa.analytics.report import (
 from evidenceqa.store import InvalidCategory, correct_label
 from evidenceqa.web.auth import ApiAdmin, PageAdmin
 from evidenceqa.web.pages import render
+from evidenceqa.web.schemas import RowId
 from evidenceqa.web.services import Services, services_of
 
 router = APIRouter()
@@ -87,7 +88,7 @@ async def pilot_chart(
 @router.post("/admin/failures/{answer_id}", include_in_schema=False)
 async def correct_failure(
     request: Request,
-    answer_id: int,
+    answer_id: RowId,
     identity: PageAdmin,
     category: Annotated[str, Form(max_length=40)],
     back: Annotated[str, Form(max_length=200)] = "",

@@ -22,12 +22,17 @@ from evidenceqa.web.auth import (
     PageAdmin,
     PageUser,
     clear_session_cookie,
+    form_token,
+    form_token_ok,
     identify,
+    public_link,
     safe_next,
+    set_form_cookie,
     set_session_cookie,
 )
 from evidenceqa.web.guards import login_failed, login_succeeded, login_wait, retry_after
 from evidenceqa.web.records import conversation_detail
+from evidenceqa.web.schemas import RowId
 from evidenceqa.web.services import Services, services_of
 
 router = APIRouter(include_in_schema=False)
@@ -59,6 +64,8 @@ def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True)
     env.filters["cite_parts"] = cite_parts
     env.filters["highlight"] = highlight
+    # A file's name without its folders: where a server keeps its data is not the clinicians' business.
+    env.filters["file_name"] = lambda path: Path(str(path)).name
     env.globals["disclaimer"] = DISCLAIMER
     return env
 
@@ -89,11 +96,22 @@ async def _logged_in(request: Request, user: User, to: str) -> Response:
     return response
 
 
+def render_form(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    """A page whose form is sent before a login: it carries this browser's form token (auth.FORM_COOKIE)."""
+    token = form_token(request)
+    response = render(request, template, status_code=status_code, form_token=token, **context)
+    set_form_cookie(response, request, token)
+    return response
+
+
+EXPIRED_FORM = "This form had expired, so nothing was sent; please send it again."
+
+
 @router.get("/login", response_class=HTMLResponse)
 async def login_page(request: Request, next: str = "/") -> Response:
     if await run_in_threadpool(identify, services_of(request), request) is not None:
         return RedirectResponse(safe_next(next), status.HTTP_303_SEE_OTHER)
-    return render(request, "login.html", next=safe_next(next))
+    return render_form(request, "login.html", next=safe_next(next))
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -102,18 +120,21 @@ async def login(
     email: Annotated[str, Form(max_length=320)],
     password: Annotated[str, Form(max_length=1000)],
     next: Annotated[str, Form()] = "/",
+    csrf_token: Annotated[str, Form(max_length=200)] = "",
 ) -> Response:
+    if not form_token_ok(request, csrf_token):
+        return render_form(request, "login.html", status.HTTP_403_FORBIDDEN, next=safe_next(next), email=email,
+                           error=EXPIRED_FORM)  # fmt: skip
     if wait := login_wait(request, email):  # locked out after failures: not even the right password
-        response = render(request, "login.html", status_code=status.HTTP_429_TOO_MANY_REQUESTS,
-                          next=safe_next(next), email=email,
-                          error=f"Too many failed logins: try again in {math.ceil(wait)} s.")  # fmt: skip
+        response = render_form(request, "login.html", status.HTTP_429_TOO_MANY_REQUESTS, next=safe_next(next),
+                               email=email, error=f"Too many failed logins: try again in {math.ceil(wait)} s.")  # fmt: skip
         response.headers.update(retry_after(wait))
         return response
     user = await run_in_threadpool(accounts.authenticate, services_of(request).store, email, password)
     if user is None:
         login_failed(request, email)
-        return render(request, "login.html", status_code=status.HTTP_401_UNAUTHORIZED, next=safe_next(next),
-                      email=email, error="Wrong email or password.")  # fmt: skip
+        return render_form(request, "login.html", status.HTTP_401_UNAUTHORIZED, next=safe_next(next),
+                           email=email, error="Wrong email or password.")  # fmt: skip
     login_succeeded(request, email)
     return await _logged_in(request, user, safe_next(next))
 
@@ -129,7 +150,7 @@ async def logout(request: Request, identity: PageUser) -> Response:
 
 @router.get("/invite/{token}", response_class=HTMLResponse, name="invite_page")
 async def invite_page(request: Request, token: str) -> Response:
-    return render(request, "invite.html", token=token)
+    return render_form(request, "invite.html", token=token)
 
 
 @router.post("/invite/{token}", response_class=HTMLResponse)
@@ -139,9 +160,12 @@ async def accept_invite(
     name: Annotated[str, Form(max_length=200)],
     password: Annotated[str, Form(max_length=1000)],
     confirm: Annotated[str, Form(max_length=1000)],
+    csrf_token: Annotated[str, Form(max_length=200)] = "",
 ) -> Response:
     """The invite's token is the credential here: whoever holds the link may create the account once."""
     error = "The two passwords differ." if password != confirm else None
+    if not form_token_ok(request, csrf_token):
+        error = EXPIRED_FORM
     if error is None:
         try:
             user = await run_in_threadpool(
@@ -151,8 +175,9 @@ async def accept_invite(
             error = str(exc)
         else:
             return await _logged_in(request, user, "/")
-    return render(request, "invite.html", status_code=status.HTTP_400_BAD_REQUEST, token=token, name=name,
-                  error=error)  # fmt: skip
+    return render_form(
+        request, "invite.html", status.HTTP_400_BAD_REQUEST, token=token, name=name, error=error
+    )
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -161,7 +186,7 @@ async def chat(request: Request, identity: PageUser) -> Response:
 
 
 @router.get("/conversations/{conversation_id}", response_class=HTMLResponse)
-async def conversation_page(request: Request, conversation_id: int, identity: PageUser) -> Response:
+async def conversation_page(request: Request, conversation_id: RowId, identity: PageUser) -> Response:
     return await _chat(request, identity, conversation_id)
 
 
@@ -216,6 +241,6 @@ async def admin_create_invite(
         token = await run_in_threadpool(accounts.create_invite, store, email, is_admin, identity.user, days)
     except accounts.AccountError as exc:
         return await _admin(request, identity, status.HTTP_400_BAD_REQUEST, error=str(exc))
-    link = str(request.url_for("invite_page", token=token))
+    link = public_link(request, "invite_page", token=token)
     return await _admin(request, identity, status.HTTP_201_CREATED, invite_link=link, invite_email=email,
                         invite_days=days)  # fmt: skip

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import Path
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evidenceqa.index.base import Filters
 from evidenceqa.store import RATINGS
@@ -18,16 +19,48 @@ RATING_SCORES: dict[str, float] = {
 RATING_NAMES: dict[float, str] = {score: name for name, score in RATING_SCORES.items()}
 
 
-class FiltersIn(BaseModel):
-    """Limits on the evidence an answer may use; a year bound leaves out documents of unknown year."""
+# The most a database id can be (SQLite's and PostgreSQL's BIGINT): a larger one in a path or body is a
+# 422, not an overflow in the driver.
+MAX_ID = 2**63 - 1
+RowId = Annotated[int, Path(ge=1, le=MAX_ID)]
+BodyId = Annotated[int, Field(ge=1, le=MAX_ID)]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+def _unpaired_surrogate(value: object) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_unpaired_surrogate(k) or _unpaired_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_unpaired_surrogate(v) for v in value)
+    return False
+
+
+class Body(BaseModel):
+    """A request body: unknown fields refused, and no string that is not text."""
 
     model_config = ConfigDict(extra="forbid")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _text_only(cls, data: Any) -> Any:
+        # JSON may spell an unpaired surrogate ("\ud800"); no database or log encoder can write one.
+        if _unpaired_surrogate(data):
+            raise ValueError(
+                "a string holds an unpaired UTF-16 surrogate (\\ud800–\\udfff), which is not text"
+            )
+        return data
+
+
+class FiltersIn(Body):
+    """Limits on the evidence an answer may use; a year bound leaves out documents of unknown year."""
+
     year_min: int | None = Field(None, ge=1000, le=3000)
     year_max: int | None = Field(None, ge=1000, le=3000)
-    collections: list[str] = Field(default_factory=list, max_length=50)
-    doc_types: list[str] = Field(default_factory=list, max_length=50)
-    topics: list[str] = Field(default_factory=list, max_length=50)
+    collections: list[Name] = Field(default_factory=list, max_length=50)
+    doc_types: list[Name] = Field(default_factory=list, max_length=50)
+    topics: list[Name] = Field(default_factory=list, max_length=50)
 
     def to_filters(self) -> Filters:
         return Filters(
@@ -42,12 +75,12 @@ QUESTION_CEILING = 100_000
 QUESTION_NOTE = "The question; at most max_question_chars characters (2,000 by default), else 422."
 
 
-class AskIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AskIn(Body):
     question: str = Field(min_length=1, max_length=QUESTION_CEILING, description=QUESTION_NOTE)
     filters: FiltersIn | None = None
-    conversation_id: int | None = Field(None, description="Continue this conversation; omitted: start one.")
+    conversation_id: BodyId | None = Field(
+        None, description="Continue this conversation; omitted: start one."
+    )
 
 
 class CitationOut(BaseModel):
@@ -111,9 +144,7 @@ class SearchOut(BaseModel):
     results: list[SearchResultOut]
 
 
-class ConversationIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ConversationIn(Body):
     title: str = Field("New conversation", min_length=1, max_length=200)
 
 
@@ -135,9 +166,7 @@ class ConversationDetailOut(ConversationOut):
     messages: list[MessageOut]
 
 
-class FeedbackIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class FeedbackIn(Body):
     rating: Rating
     comment: str | None = Field(None, max_length=4000)
 
@@ -185,9 +214,7 @@ class AdminStatusOut(BaseModel):
     embedder: str
 
 
-class UserIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class UserIn(Body):
     email: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
     name: str = Field(min_length=1, max_length=200)
     password: str = Field(min_length=10, max_length=1000)
@@ -202,9 +229,7 @@ class UserOut(BaseModel):
     active: bool
 
 
-class InviteIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class InviteIn(Body):
     email: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
     is_admin: bool = False
     days: int = Field(7, ge=1, le=90)
@@ -216,9 +241,7 @@ class InviteOut(BaseModel):
     days: int
 
 
-class TokenIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TokenIn(Body):
     name: str = Field(
         min_length=1, max_length=200, description="What will use the token, to know what to revoke."
     )

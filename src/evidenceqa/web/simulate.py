@@ -59,6 +59,18 @@ class HttpClient(Protocol):
     ) -> HttpResponse: ...
 
 
+FORM_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def log_in(client: HttpClient, email: str, password: str, **fields: str) -> HttpResponse:
+    """Log in as a browser does: open the login page (its form token and cookie), then send the form.
+    The response is the form's: 303 to the chat when the login worked."""
+    page = client.get("/login")
+    found = FORM_TOKEN.search(page.text)
+    token = found.group(1) if found else ""
+    return client.post("/login", data={"email": email, "password": password, "csrf_token": token, **fields})
+
+
 ClientFactory = Callable[[], HttpClient]
 
 
@@ -123,7 +135,7 @@ class SimUser:
     asked_here: int = 0  # questions in the current conversation
 
     def login(self) -> None:
-        response = self.client.post("/login", data={"email": self.email, "password": self.password})
+        response = log_in(self.client, self.email, self.password)
         if response.status_code != 303:
             raise RuntimeError(f"{self.email} could not log in: HTTP {response.status_code}")
         found = CSRF_META.search(self.client.get("/").text)

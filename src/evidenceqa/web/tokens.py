@@ -19,9 +19,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.store import accounts
-from evidenceqa.web.auth import ApiUser, Identity, PageUser
+from evidenceqa.web.auth import ApiUser, Identity, PageUser, public_base
 from evidenceqa.web.pages import render
-from evidenceqa.web.schemas import NewTokenOut, TokenIn, TokenOut
+from evidenceqa.web.schemas import NewTokenOut, RowId, TokenIn, TokenOut
 from evidenceqa.web.services import services_of
 
 router = APIRouter()
@@ -64,7 +64,7 @@ async def make_token_page(
 
 
 @router.post("/tokens/{token_id}/revoke", include_in_schema=False)
-async def revoke_token_page(request: Request, token_id: int, identity: PageSession) -> Response:
+async def revoke_token_page(request: Request, token_id: RowId, identity: PageSession) -> Response:
     store = services_of(request).store
     if not await run_in_threadpool(accounts.revoke_api_token, store, identity.user, token_id):
         return await _page(request, identity, status.HTTP_404_NOT_FOUND, error="No such token of yours.")
@@ -73,7 +73,7 @@ async def revoke_token_page(request: Request, token_id: int, identity: PageSessi
 
 async def _page(request: Request, identity: Identity, status_code: int = 200, **context: Any) -> Response:
     tokens = await run_in_threadpool(accounts.api_tokens_of, services_of(request).store, identity.user)
-    base = str(request.base_url).rstrip("/")
+    base = public_base(services_of(request).settings)
     return render(request, "tokens.html", identity, status_code, tokens=tokens, base_url=base, **context)
 
 
@@ -96,7 +96,7 @@ async def make_token(body: TokenIn, request: Request, identity: ApiSession) -> N
 
 
 @router.delete("/api/tokens/{token_id}", status_code=status.HTTP_204_NO_CONTENT, tags=["tokens"])
-async def revoke_token(token_id: int, request: Request, identity: ApiSession) -> Response:
+async def revoke_token(token_id: RowId, request: Request, identity: ApiSession) -> Response:
     """Revoke one of the caller's tokens: requests with it are refused from now on."""
     store = services_of(request).store
     if not await run_in_threadpool(accounts.revoke_api_token, store, identity.user, token_id):
