@@ -19,7 +19,7 @@ run: $(STAMP)
 	$(BIN)/evidenceqa library
 	$(BIN)/evidenceqa chunk-stats
 	$(BIN)/evidenceqa search "Does shaving the incision site increase infection after spinal surgery?" --k 3
-	$(BIN)/evidenceqa serve  # the web app: prints its URL (and, on first start, the admin's login)
+	$(BIN)/evidenceqa serve  # the web app: prints its URL (and, on first start, where the admin's password is)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

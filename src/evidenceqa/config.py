@@ -112,7 +112,9 @@ class Settings(BaseSettings):
     # Web app storage: users, conversations, answers, feedback (evidenceqa.store).
     # None: SQLite at <home>/app.sqlite3; else a SQLAlchemy URL, e.g. postgresql+psycopg://user:pw@host/db.
     database_url: str | None = None
-    session_days: int = Field(14, ge=1)  # how long a login lasts
+    session_days: int = Field(14, ge=1)  # how long a login lasts at most
+    # A login unused this long ends: a ward's computers are shared, and a chat left open is someone's.
+    session_idle_minutes: int = Field(60, ge=5)
 
     # Web app (evidenceqa serve): the first admin's email, created with a printed random password when
     # there are no users yet; Secure session cookies (None: when the request came over https).
@@ -136,8 +138,11 @@ class Settings(BaseSettings):
     max_file_mb: float = Field(200, gt=0)
     max_question_chars: int = Field(2000, ge=10, le=100_000)  # longer: a clear error (API: 422)
     ask_rate_per_minute: int = Field(30, ge=0)  # answers per user per minute (API and chat); 0: no limit
-    # Failed logins per email and address before a lockout of login_lockout_s, doubled by each further one.
+    search_rate_per_minute: int = Field(120, ge=0)  # searches per user per minute (API); 0: no limit
+    # Failed logins before a lockout of login_lockout_s, doubled by each further one: counted per account
+    # (from any address) and, separately, per address (over any accounts: a password spray).
     login_max_failures: int = Field(5, ge=1)
+    login_max_failures_per_address: int = Field(20, ge=1)
     login_lockout_s: float = Field(30, gt=0)
     log_questions: bool = False  # questions are personal data: into the server log only when set
     # When the LLM fails (down, timed out, refused): answer extractively, marked in the answer record.

@@ -22,6 +22,7 @@ from evidenceqa.store.models import Base, Message, User
 TABLES = {
     "users",
     "invites",
+    "password_resets",
     "api_tokens",
     "login_sessions",
     "conversations",

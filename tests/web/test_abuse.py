@@ -81,9 +81,11 @@ def hostile_app(hostile_settings: Settings) -> Iterator[FastAPI]:
 
 @pytest.fixture
 def clock(hostile_app: FastAPI) -> Iterator[Clock]:
-    """Fresh guards on a hand-moved clock, three answers a minute, for one test."""
+    """Fresh guards on a hand-moved clock, three answers and five searches a minute, for one test."""
     moved = Clock()
-    settings = hostile_app.state.services.settings.model_copy(update={"ask_rate_per_minute": 3})
+    settings = hostile_app.state.services.settings.model_copy(
+        update={"ask_rate_per_minute": 3, "search_rate_per_minute": 5}
+    )
     hostile_app.state.guards = Guards.of(settings, moved)
     yield moved
     hostile_app.state.guards = None
@@ -143,8 +145,8 @@ def test_failed_logins_lock_out_for_longer_each_time(hostile_app: FastAPI, clock
     assert locked.status_code == 429 and locked.headers["retry-after"] == "30"
     assert "Too many failed logins: try again in 30 s." in locked.text
     assert _login(hostile_app, " BOB@example.org", PASSWORD).status_code == 429  # one email, however typed
-    assert _login(hostile_app, "alice@example.org", PASSWORD).status_code == 303  # another email
-    assert _login(hostile_app, "bob@example.org", PASSWORD, "10.0.0.7").status_code == 303  # another address
+    assert _login(hostile_app, "alice@example.org", PASSWORD).status_code == 303  # another account
+    assert _login(hostile_app, "bob@example.org", PASSWORD, "10.0.0.7").status_code == 429  # from anywhere
     clock.now += 31
     assert _login(hostile_app, "bob@example.org", "wrong").status_code == 401
     assert _login(hostile_app, "bob@example.org", PASSWORD).headers["retry-after"] == "60"  # doubled
@@ -154,6 +156,32 @@ def test_failed_logins_lock_out_for_longer_each_time(hostile_app: FastAPI, clock
     clock.now += 121
     assert _login(hostile_app, "bob@example.org", PASSWORD).status_code == 303  # a success clears it
     assert _login(hostile_app, "bob@example.org", "wrong").status_code == 401
+
+
+def test_a_password_spray_from_one_address_is_locked_out(hostile_app: FastAPI, clock: Clock) -> None:
+    """Wrong passwords for many accounts from one address: each account stays under its own limit, but
+    the address is stopped at login_max_failures_per_address, whatever account it tries next."""
+    sprayer = "198.51.100.9"
+    for n in range(20):
+        assert _login(hostile_app, f"nobody{n}@example.org", "wrong", sprayer).status_code == 401
+    assert _login(hostile_app, "alice@example.org", PASSWORD, sprayer).status_code == 429
+    assert _login(hostile_app, "alice@example.org", PASSWORD, "10.0.0.8").status_code == 303  # elsewhere
+    clock.now += 31
+    assert _login(hostile_app, "alice@example.org", PASSWORD, sprayer).status_code == 303
+    assert _login(hostile_app, "nobody0@example.org", "wrong", sprayer).status_code == 401
+    assert _login(hostile_app, "alice@example.org", PASSWORD, sprayer).headers["retry-after"] == "60"
+
+
+def test_searches_are_rate_limited_per_user(hostile_app: FastAPI, clock: Clock) -> None:
+    alice, bob = logged_in(hostile_app, "alice@example.org"), logged_in(hostile_app, "bob@example.org")
+    for _ in range(5):
+        assert alice.get("/api/search", params={"q": CEFAZOLIN}).status_code == 200
+    limited = alice.get("/api/search", params={"q": CEFAZOLIN})
+    assert limited.status_code == 429 and limited.headers["retry-after"] == "60"
+    assert "too many searches: at most 5 a minute" in limited.json()["detail"]
+    assert bob.get("/api/search", params={"q": CEFAZOLIN}).status_code == 200  # others go on
+    clock.now += 60
+    assert alice.get("/api/search", params={"q": CEFAZOLIN}).status_code == 200
 
 
 def test_questions_are_bounded_by_the_setting_and_cleaned(hostile_app: FastAPI) -> None:
@@ -269,7 +297,8 @@ def logged_in_with(app: FastAPI, email: str, password: str) -> Client:
     [("/api/search?q=does+shaving+hurt", False, "/api/search"),
      ("/api/search?q=does+shaving+hurt", True, "/api/search?q=does+shaving+hurt"),
      ("/invite/Zx81_secret-token", True, "/invite/***"),
-     ("/invite/Zx81_secret-token?next=/", False, "/invite/***")],
+     ("/invite/Zx81_secret-token?next=/", False, "/invite/***"),
+     ("/reset/Zx81_secret-token", True, "/reset/***")],
 )  # fmt: skip
 def test_the_access_log_keeps_no_question_and_no_invitation(path: str, keep: bool, shown: str) -> None:
     record = logging.LogRecord("uvicorn.access", logging.INFO, "", 0, '%s - "%s %s HTTP/%s" %d',

@@ -25,7 +25,7 @@ from tests.web.conftest import (
     store_of,
 )
 
-PUBLIC = {"/healthz", "/readyz", "/login", "/invite/{token}"}
+PUBLIC = {"/healthz", "/readyz", "/login", "/invite/{token}", "/reset/{token}"}
 
 
 def _flat(routes: list[BaseRoute]) -> list[BaseRoute]:

@@ -246,3 +246,48 @@ def test_the_chat_fits_a_phone(server: Server, browser: Any, artifacts: Path) ->
     page.screenshot(path=str(shot), full_page=True)
     _keep(shot)
     context.close()
+
+
+def test_an_admin_reset_link_then_a_password_change(server: Server, browser: Any, artifacts: Path) -> None:
+    """An administrator makes an account and hands its holder a reset link; the holder sets a password
+    through it, then changes it on their account page and logs in with the new one."""
+    nurse, first, second = "nurse@example.org", "first passphrase 123", "second passphrase 456"
+    admin = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = admin.new_page()
+    page.goto(server.url + "login")
+    page.get_by_label("Email").fill(ADMIN)
+    page.get_by_label("Password").fill(server.password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(server.url)
+    page.goto(server.url + "admin")
+    page.locator("#user-email").fill(nurse)
+    page.locator("#user-name").fill("Night Nurse")
+    page.locator("#user-password").fill("a password she never sees")
+    page.get_by_role("button", name="Create account").click()
+    page.get_by_role("button", name=f"Password-reset link for {nurse}").click()
+    link = page.locator("#reset-link").input_value()
+    assert link.startswith(server.url.rstrip("/") + "/reset/")
+    admin.close()
+
+    holder = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = holder.new_page()
+    page.goto(link)
+    page.get_by_label("New password (at least 10 characters)").fill(first)
+    page.get_by_label("New password again").fill(first)
+    page.get_by_role("button", name="Set password and log in").click()
+    page.wait_for_url(server.url)
+    page.get_by_role("link", name="Account").click()
+    page.get_by_label("Current password").fill(first)
+    page.get_by_label("New password (at least 10 characters)").fill(second)
+    page.get_by_label("New password again").fill(second)
+    page.get_by_role("button", name="Change password").click()
+    page.get_by_role("status").filter(has_text="Password changed").wait_for()
+    shot = artifacts / "account.png"
+    page.screenshot(path=str(shot), full_page=True)
+    _keep(shot)
+    page.get_by_role("button", name="Log out", exact=True).click()
+    page.get_by_label("Email").fill(nurse)
+    page.get_by_label("Password").fill(second)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(server.url)
+    holder.close()

@@ -122,8 +122,9 @@ def load(path: Path | str, max_mb: float = DEFAULT_MAX_FILE_MB) -> Iterator[Docu
         _check_size(path, max_mb)
         fmt = detect_format(path)
         module = registry.load("loader", fmt)
-        # Only JSONL reads a stream (it may be gzipped); the others read a file already checked above.
-        items = module.load(path, int(max_mb * MB)) if fmt == "jsonl" else module.load(path)
+        # JSONL reads a stream (it may be gzipped) and PDF inflates streams, both bounded by the same
+        # size; the others read a file already checked above.
+        items = module.load(path, int(max_mb * MB)) if fmt in ("jsonl", "pdf") else module.load(path)
         for item in items:
             if isinstance(item, Document) and item.source is None:
                 item.source = str(path)

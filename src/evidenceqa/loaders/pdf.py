@@ -27,11 +27,13 @@ from evidenceqa.documents import Document, Paragraph, Section, normalize_space
 from evidenceqa.loaders.common import clean_doi, file_doc_id
 from evidenceqa.loaders.errors import LoadError
 from evidenceqa.loaders.pdf_layout import BOLD, Row, describe, read_pages
+from evidenceqa.loaders.pdf_limits import MB, LimitExceeded, bounded
 
 # pdfminer warns about every odd object in real-world files; none of it is ours to act on.
 logging.getLogger("pdfminer").setLevel(logging.ERROR)
 
 _MIN_WORDS = 20
+DEFAULT_MAX_BYTES = 200 * MB  # when called on its own; the dispatcher passes the max_file_mb setting
 _ENCRYPTED = "encrypted PDF: a password is required to read it"
 _ITALIC = re.compile(r"italic|oblique|-It$|\.I$", re.I)
 _CAPTION = re.compile(r"^(?:Figure|FIGURE|Fig\.|Table|TABLE|Box)\s+S?\d+[A-Za-z]?(?P<sep>[.:|])?(?:\s|$)")
@@ -103,10 +105,19 @@ class _Unit:
         return self.rows[0].page
 
 
-def load(path: Path) -> Iterator[Document]:
-    """The one Document of a PDF; LoadError when it is encrypted, damaged or has no text layer."""
-    info = _open(path)
-    pages = read_pages(path)
+def load(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[Document]:
+    """The one Document of a PDF; LoadError when it is encrypted, damaged, has no text layer, or passes
+    a bound (pages, time, or streams inflating past `max_bytes`: pdf_limits)."""
+    yield _read(path, max_bytes)  # read whole before yielding: the bounds apply to the reading alone
+
+
+def _read(path: Path, max_bytes: int) -> Document:
+    with bounded(max_bytes) as budget:
+        try:
+            info = _open(path)
+            pages = read_pages(path, budget)
+        except LimitExceeded as exc:
+            raise LoadError(path, f"refused: {exc}") from None
     words = sum(len(r.text.split()) for rows in pages for r in rows)
     if words == 0:
         raise LoadError(path, "no text layer (image-only or scanned PDF; OCR is not supported)")
@@ -115,7 +126,7 @@ def load(path: Path) -> Iterator[Document]:
     doc = _document(path, pages, info)
     if not any(p.text.strip() for p in doc.paragraphs()):  # every row was furniture or unreadable
         raise LoadError(path, "no usable text: nothing in the text layer reads as body text")
-    yield doc
+    return doc
 
 
 def _open(path: Path) -> dict[str, Any]:
@@ -132,6 +143,8 @@ def _open(path: Path) -> dict[str, Any]:
             return {k: resolve1(v) for d in doc.info for k, v in d.items()}
         except PDFEncryptionError:
             raise LoadError(path, _ENCRYPTED) from None
+        except LimitExceeded:
+            raise
         except Exception as exc:  # pdfminer raises many unrelated types on broken files
             reason = _ENCRYPTED if b"/Encrypt" in tail else f"damaged PDF: {describe(exc)}"
             raise LoadError(path, reason) from None

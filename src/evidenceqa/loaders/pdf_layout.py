@@ -17,6 +17,7 @@ from pdfminer.layout import LAParams, LTChar, LTFigure, LTItem, LTTextBox, LTTex
 
 from evidenceqa.documents import normalize_space
 from evidenceqa.loaders.errors import LoadError
+from evidenceqa.loaders.pdf_limits import MAX_PAGES, Budget, LimitExceeded
 
 _LAPARAMS = LAParams(all_texts=True)  # also lay out text wrapped in form XObjects (LTFigure)
 _SUBSET = re.compile(r"^[A-Z]{0,6}\+")
@@ -55,13 +56,20 @@ def describe(exc: Exception) -> str:
     return normalize_space(f"{type(exc).__name__}: {exc}".rstrip(": "))[:200]
 
 
-def read_pages(path: Path) -> list[list[Row]]:
-    """Rows of every page in reading order, running headers and footers removed."""
+def read_pages(path: Path, budget: Budget | None = None) -> list[list[Row]]:
+    """Rows of every page in reading order, running headers and footers removed. With a budget, at most
+    MAX_PAGES pages within its time (LimitExceeded past either)."""
     pages: list[tuple[float, list[Row]]] = []
     try:
-        for number, page in enumerate(extract_pages(path, laparams=_LAPARAMS), 1):
+        for number, page in enumerate(extract_pages(path, laparams=_LAPARAMS, maxpages=MAX_PAGES + 1), 1):
+            if number > MAX_PAGES:
+                raise LimitExceeded(f"more than {MAX_PAGES} pages")
+            if budget is not None:
+                budget.check_time(number)
             boxes = [[r for line in box if (r := _row(line, number))] for box in _text_boxes(page)]
             pages.append((page.height, _reading_order(_merge_fragments([b for b in boxes if b]), page.width)))
+    except LimitExceeded:
+        raise
     except Exception as exc:  # pdfminer raises many unrelated types on broken files
         raise LoadError(path, f"damaged PDF: {describe(exc)}") from None
     if not pages:

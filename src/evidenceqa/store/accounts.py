@@ -1,4 +1,5 @@
-"""Accounts: users and passwords, invitations, login sessions (cookie + CSRF token) and API tokens.
+"""Accounts: users and passwords, invitations, password-reset links, login sessions (cookie + CSRF
+token, an idle timeout) and API tokens.
 
 Passwords are hashed with argon2. Invite, session and API tokens are 256-bit random strings handed
 out once; only their SHA-256 is stored (they are unguessable, so a fast hash that can be looked up
@@ -11,18 +12,18 @@ import hashlib
 import os
 import secrets
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any, cast
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import CursorResult, delete, select, update
+from sqlalchemy import CursorResult, Delete, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from evidenceqa.store.db import Store
-from evidenceqa.store.models import ApiToken, Invite, LoginSession, User
+from evidenceqa.store.models import ApiToken, Invite, LoginSession, PasswordReset, User
 from evidenceqa.text.characters import is_plain, visible
 
 MIN_PASSWORD_CHARS = 10
@@ -220,7 +221,7 @@ def start_session(store: Store, user: User) -> tuple[str, str]:
     cookie_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     now = store.now()
     with store.transaction() as session:
-        session.execute(delete(LoginSession).where(LoginSession.expires_at <= now))
+        session.execute(_dead_sessions(store, now))
         session.add(
             LoginSession(
                 id=token_hash(cookie_token),
@@ -234,16 +235,24 @@ def start_session(store: Store, user: User) -> tuple[str, str]:
 
 
 def session_user(store: Store, cookie_token: str) -> tuple[User, str] | None:
-    """The logged-in user and the session's CSRF token; None for an unknown, expired or inactive one.
-    Only reads: every page and API call passes here. Expired sessions are deleted at the next login."""
+    """The logged-in user and the session's CSRF token; None for an unknown, expired, idle or inactive
+    one. Reads, and writes the session's last use at most once a minute: every page and API call
+    passes here. Expired sessions are deleted at the next login."""
+    now = store.now()
     with store.read() as session:
         login = session.get(LoginSession, token_hash(cookie_token))
-        if login is None or login.expires_at <= store.now():
+        if login is None or login.expires_at <= now:
+            return None
+        seen = login.last_seen_at or login.created_at
+        if now - seen >= timedelta(minutes=store.settings.session_idle_minutes):
             return None
         user = session.get(User, login.user_id)
         if user is None or not user.active:
             return None
-        return user, login.csrf_token
+    if now - seen >= LAST_USED_EVERY:
+        with store.transaction() as session:
+            session.execute(update(LoginSession).where(LoginSession.id == login.id).values(last_seen_at=now))
+    return user, login.csrf_token
 
 
 def end_session(store: Store, cookie_token: str) -> None:
@@ -251,12 +260,72 @@ def end_session(store: Store, cookie_token: str) -> None:
         session.execute(delete(LoginSession).where(LoginSession.id == token_hash(cookie_token)))
 
 
-def purge_expired_sessions(store: Store) -> int:
-    """Delete expired logins (expired ones are refused anyway); returns how many."""
+def end_all_sessions(store: Store, user: User | int) -> int:
+    """Log the user out everywhere (every browser and device); returns how many sessions ended."""
+    user_id = user if isinstance(user, int) else user.id
     with store.transaction() as session:
-        query = delete(LoginSession).where(LoginSession.expires_at <= store.now())
-        # Session.execute is typed to return a Result; a DELETE's is a CursorResult, which has rowcount.
+        query = delete(LoginSession).where(LoginSession.user_id == user_id)
         return cast(CursorResult[Any], session.execute(query)).rowcount
+
+
+def change_password(store: Store, user: User, current: str, new: str) -> None:
+    """The user's own change: the current password must be right; every session of theirs ends."""
+    if authenticate(store, user.email, current) is None:
+        raise AccountError("the current password is wrong")
+    if new == current:
+        raise AccountError("the new password is the same as the current one")
+    set_password(store, user, new)
+
+
+def create_password_reset(store: Store, user: User | int, created_by: User | None, hours: int = 24) -> str:
+    """A one-time link's token to set a new password for `user`, valid for `hours`; returned only now
+    (its hash is kept). An earlier unused link of the same user stops working."""
+    user_id = user if isinstance(user, int) else user.id
+    token, now = secrets.token_urlsafe(32), store.now()
+    with store.transaction() as session:
+        if session.get(User, user_id) is None:
+            raise AccountError(f"no account {user_id}")
+        session.execute(
+            delete(PasswordReset).where(PasswordReset.user_id == user_id, PasswordReset.used_at.is_(None))
+        )
+        session.add(PasswordReset(token_hash=token_hash(token), user_id=user_id,
+                                  created_by=created_by.id if created_by else None, created_at=now,
+                                  expires_at=now + timedelta(hours=hours)))  # fmt: skip
+    return token
+
+
+def reset_password(store: Store, token: str, password: str) -> User:
+    """Use a reset link: the new password, every session of the user ended, the link spent. A weak
+    password leaves the link usable."""
+    hashed = _hashed(password)
+    now = store.now()
+    with store.transaction() as session:
+        reset = session.get(PasswordReset, token_hash(token), with_for_update=True)
+        if reset is None:
+            raise AccountError("unknown reset link: it is wrong, or a newer one replaced it")
+        if reset.used_at is not None:
+            raise AccountError("reset link already used: log in, or ask an administrator for a new one")
+        if reset.expires_at <= now:
+            raise AccountError("reset link expired: ask an administrator for a new one")
+        user = session.get_one(User, reset.user_id)
+        if not user.active:
+            raise AccountError("this account is deactivated: ask an administrator")
+        user.password_hash, reset.used_at = hashed, now
+        session.execute(delete(LoginSession).where(LoginSession.user_id == user.id))
+        return user
+
+
+def _dead_sessions(store: Store, now: datetime) -> Delete:
+    idle_since = now - timedelta(minutes=store.settings.session_idle_minutes)
+    last_use = func.coalesce(LoginSession.last_seen_at, LoginSession.created_at)
+    return delete(LoginSession).where(or_(LoginSession.expires_at <= now, last_use <= idle_since))
+
+
+def purge_expired_sessions(store: Store) -> int:
+    """Delete expired and idle logins (they are refused anyway); returns how many."""
+    with store.transaction() as session:
+        # Session.execute is typed to return a Result; a DELETE's is a CursorResult, which has rowcount.
+        return cast(CursorResult[Any], session.execute(_dead_sessions(store, store.now()))).rowcount
 
 
 def create_api_token(store: Store, user: User, name: str) -> tuple[ApiToken, str]:

@@ -1,4 +1,4 @@
-"""The web app's tables: accounts (users, invites, API tokens, login sessions) and conversations
+"""The web app's tables: accounts (users, invites, password resets, API tokens, login sessions) and conversations
 (messages, the full record of each answer, and clinicians' feedback on it).
 
 Secrets are never stored: invites, API tokens and login sessions keep the SHA-256 of a random token,
@@ -122,6 +122,21 @@ class LoginSession(Base):
     csrf_token: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime]
+    last_seen_at: Mapped[datetime | None]  # written at most once a minute; None: never since created
+
+
+class PasswordReset(Base):
+    """A one-time link an administrator made for someone who forgot their password."""
+
+    __tablename__ = "password_resets"
+    __table_args__ = (Index(None, "user_id"),)
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None]
 
 
 class Conversation(Base):

@@ -21,7 +21,7 @@ from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.records import Answer
 from evidenceqa.store import User, accounts, conversations
 from evidenceqa.web.auth import ApiAdmin, ApiUser, public_link
-from evidenceqa.web.guards import check_ask_rate, checked_question, log_question
+from evidenceqa.web.guards import check_ask_rate, check_search_rate, checked_question, log_question
 from evidenceqa.web.records import (
     answer_out,
     conversation_detail,
@@ -177,7 +177,9 @@ async def search(
     q: Annotated[str, Query(min_length=1, max_length=QUESTION_CEILING, description=QUESTION_NOTE)],
     k: Annotated[int | None, Query(ge=1, le=100, description="How many results.")] = None,
 ) -> SearchOut:
-    """The ranked passages for a question (hybrid BM25 + dense search), as `evidenceqa search --json`."""
+    """The ranked passages for a question (hybrid BM25 + dense search), as `evidenceqa search --json`.
+    At most search_rate_per_minute a minute per user, then 429 with Retry-After."""
+    check_search_rate(request, identity.user)
     response = await services_of(request).library.search(checked_question(request, q), k)
     return SearchOut.model_validate(response.to_dict())
 

@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 
 from evidenceqa.config import Settings
 from evidenceqa.store import NotFound, open_store
-from evidenceqa.web import api, dashboard, pages, review, tokens
+from evidenceqa.web import account, api, dashboard, pages, review, tokens
 from evidenceqa.web.auth import ApiUser, LoginRequired, login_url
 from evidenceqa.web.guards import redact_access_log
 from evidenceqa.web.library import Library
@@ -65,6 +65,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(dashboard.router)
     app.include_router(review.router)
     app.include_router(tokens.router)
+    app.include_router(account.router)
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(identity: ApiUser) -> dict[str, Any]:

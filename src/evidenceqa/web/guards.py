@@ -1,5 +1,5 @@
-"""Guards on what comes in: the question's length, each user's rate of answers, failed logins, and what
-the server log may keep (docs/reliability.md).
+"""Guards on what comes in: the question's length, each user's rate of answers and searches, failed logins
+(per account and per address), and what the server log may keep (docs/reliability.md).
 
 The counters live in this process (one uvicorn worker): a deployment with several workers multiplies
 the allowance by their number. They are touched only from the event loop, so they need no lock.
@@ -61,7 +61,7 @@ class _Failures:
 
 @dataclass
 class LoginThrottle:
-    """After `max_failures` failed logins for one key (email and address), each further attempt waits out
+    """After `max_failures` failed logins for one key (an account, or an address), each further attempt waits out
     a lockout: `lockout_s`, doubled with every failure after that, up to an hour. A success clears it."""
 
     max_failures: int
@@ -101,13 +101,17 @@ class LoginThrottle:
 @dataclass
 class Guards:
     asks: RateLimiter
-    logins: LoginThrottle
+    searches: RateLimiter
+    accounts: LoginThrottle  # failed logins of one account, from anywhere
+    addresses: LoginThrottle  # failed logins from one address, to any account
 
     @classmethod
     def of(cls, settings: Settings, clock: Clock = time.monotonic) -> Guards:
         return cls(
             RateLimiter(settings.ask_rate_per_minute, clock),
+            RateLimiter(settings.search_rate_per_minute, clock),
             LoginThrottle(settings.login_max_failures, settings.login_lockout_s, clock),
+            LoginThrottle(settings.login_max_failures_per_address, settings.login_lockout_s, clock),
         )
 
 
@@ -134,12 +138,20 @@ def checked_question(request: Request, question: str) -> str:
 
 def check_ask_rate(request: Request, user: User) -> None:
     """429 with Retry-After when `user` has had ask_rate_per_minute answers in the last minute."""
-    wait = guards_of(request).asks.acquire(user.id)
+    _check_rate(guards_of(request).asks, user, "questions")
+
+
+def check_search_rate(request: Request, user: User) -> None:
+    """429 with Retry-After when `user` has had search_rate_per_minute searches in the last minute."""
+    _check_rate(guards_of(request).searches, user, "searches")
+
+
+def _check_rate(limiter: RateLimiter, user: User, what: str) -> None:
+    wait = limiter.acquire(user.id)
     if wait:
         raise HTTPException(
             status.HTTP_429_TOO_MANY_REQUESTS,
-            f"too many questions: at most {guards_of(request).asks.per_minute} a minute; "
-            f"try again in {math.ceil(wait)} s",
+            f"too many {what}: at most {limiter.per_minute} a minute; try again in {math.ceil(wait)} s",
             headers=retry_after(wait),
         )
 
@@ -150,32 +162,36 @@ def log_question(request: Request, user: User, question: str) -> None:
         log.info("question from user %d: %s", user.id, question)
 
 
-def _login_key(request: Request, email: str) -> tuple[str, str]:
-    # The direct peer's address: a forwarded-for header is the client's to write, so it is not trusted.
-    return email.strip().lower(), request.client.host if request.client else ""
+def _address(request: Request) -> str:
+    # uvicorn sets the client from X-Forwarded-For only when it comes from a trusted proxy (serve).
+    return request.client.host if request.client else ""
 
 
 def login_wait(request: Request, email: str) -> float:
-    """Seconds before this email may try to log in again from this address; 0 when it may now."""
-    return guards_of(request).logins.wait(_login_key(request, email))
+    """Seconds before this email may try to log in again, or anyone from this address; 0: it may now."""
+    guards = guards_of(request)
+    return max(guards.accounts.wait(email.strip().lower()), guards.addresses.wait(_address(request)))
 
 
 def login_failed(request: Request, email: str) -> None:
-    guards_of(request).logins.failed(_login_key(request, email))
+    guards = guards_of(request)
+    guards.accounts.failed(email.strip().lower())
+    guards.addresses.failed(_address(request))
 
 
 def login_succeeded(request: Request, email: str) -> None:
-    guards_of(request).logins.succeeded(_login_key(request, email))
+    # The account's count only: one good password must not wipe an address's spray of wrong ones.
+    guards_of(request).accounts.succeeded(email.strip().lower())
 
 
 # The access log -------------------------------------------------------------------------------------
 
-_INVITE = re.compile(r"^(/invite/)[^/?]+")
+_INVITE = re.compile(r"^(/(?:invite|reset)/)[^/?]+")  # links whose token is the credential
 
 
 class AccessLogRedaction(logging.Filter):
-    """uvicorn's access log line without secrets or questions: an invitation link's token is masked
-    always, and query strings (a search's `q` is a question) unless log_questions is set."""
+    """uvicorn's access log line without secrets or questions: an invitation or reset link's token is
+    masked always, and query strings (a search's `q` is a question) unless log_questions is set."""
 
     def __init__(self, keep_queries: bool) -> None:
         super().__init__()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -85,7 +86,7 @@ def _session_days_s(services: Services) -> int:
     return services.settings.session_days * 24 * 3600
 
 
-async def _logged_in(request: Request, user: User, to: str) -> Response:
+async def start_login(request: Request, user: User, to: str) -> Response:
     """A new session for `user`; one this browser held before ends (no session outlives a re-login)."""
     services = services_of(request)
     if previous := request.cookies.get(SESSION_COOKIE):
@@ -136,7 +137,7 @@ async def login(
         return render_form(request, "login.html", status.HTTP_401_UNAUTHORIZED, next=safe_next(next),
                            email=email, error="Wrong email or password.")  # fmt: skip
     login_succeeded(request, email)
-    return await _logged_in(request, user, safe_next(next))
+    return await start_login(request, user, safe_next(next))
 
 
 @router.post("/logout")
@@ -153,6 +154,21 @@ async def invite_page(request: Request, token: str) -> Response:
     return render_form(request, "invite.html", token=token)
 
 
+async def use_link(
+    request: Request, csrf_token: str, password: str, confirm: str, use: Callable[[], User]
+) -> User | str:
+    """A form sent from a link whose token is the credential (an invite, a password reset): the user
+    `use` made, or why nothing was done (the passwords differ, the form expired, the link is spent)."""
+    if password != confirm:
+        return "The two passwords differ."
+    if not form_token_ok(request, csrf_token):
+        return EXPIRED_FORM
+    try:
+        return await run_in_threadpool(use)
+    except accounts.AccountError as exc:
+        return str(exc)
+
+
 @router.post("/invite/{token}", response_class=HTMLResponse)
 async def accept_invite(
     request: Request,
@@ -163,18 +179,13 @@ async def accept_invite(
     csrf_token: Annotated[str, Form(max_length=200)] = "",
 ) -> Response:
     """The invite's token is the credential here: whoever holds the link may create the account once."""
-    error = "The two passwords differ." if password != confirm else None
-    if not form_token_ok(request, csrf_token):
-        error = EXPIRED_FORM
-    if error is None:
-        try:
-            user = await run_in_threadpool(
-                accounts.accept_invite, services_of(request).store, token, name, password
-            )
-        except accounts.AccountError as exc:
-            error = str(exc)
-        else:
-            return await _logged_in(request, user, "/")
+    store = services_of(request).store
+    done = await use_link(
+        request, csrf_token, password, confirm, lambda: accounts.accept_invite(store, token, name, password)
+    )
+    if isinstance(done, User):
+        return await start_login(request, done, "/")
+    error = done
     return render_form(
         request, "invite.html", status.HTTP_400_BAD_REQUEST, token=token, name=name, error=error
     )
@@ -199,10 +210,13 @@ async def _chat(request: Request, identity: Identity, conversation_id: int | Non
 
 @router.get("/admin", response_class=HTMLResponse)
 async def admin_page(request: Request, identity: PageAdmin) -> Response:
-    return await _admin(request, identity)
+    return await admin_page_with(request, identity)
 
 
-async def _admin(request: Request, identity: Identity, status_code: int = 200, **context: Any) -> Response:
+async def admin_page_with(
+    request: Request, identity: Identity, status_code: int = 200, **context: Any
+) -> Response:
+    """The admin page, with what an action just did (a notice, an error, a link to hand over)."""
     services = services_of(request)
     users = await run_in_threadpool(accounts.list_users, services.store)
     library = await services.library.status()
@@ -222,8 +236,8 @@ async def admin_create_user(
     try:
         user = await run_in_threadpool(accounts.create_user, store, email, name, password, is_admin)
     except accounts.AccountError as exc:
-        return await _admin(request, identity, status.HTTP_400_BAD_REQUEST, error=str(exc))
-    return await _admin(
+        return await admin_page_with(request, identity, status.HTTP_400_BAD_REQUEST, error=str(exc))
+    return await admin_page_with(
         request, identity, status.HTTP_201_CREATED, notice=f"Account created for {user.email}."
     )
 
@@ -240,7 +254,7 @@ async def admin_create_invite(
     try:
         token = await run_in_threadpool(accounts.create_invite, store, email, is_admin, identity.user, days)
     except accounts.AccountError as exc:
-        return await _admin(request, identity, status.HTTP_400_BAD_REQUEST, error=str(exc))
+        return await admin_page_with(request, identity, status.HTTP_400_BAD_REQUEST, error=str(exc))
     link = public_link(request, "invite_page", token=token)
-    return await _admin(request, identity, status.HTTP_201_CREATED, invite_link=link, invite_email=email,
+    return await admin_page_with(request, identity, status.HTTP_201_CREATED, invite_link=link, invite_email=email,
                         invite_days=days)  # fmt: skip

@@ -229,6 +229,15 @@ class UserOut(BaseModel):
     active: bool
 
 
+class ActiveIn(Body):
+    active: bool = Field(description="false: logins and API tokens refused from now on, sessions ended.")
+
+
+class ResetLinkOut(BaseModel):
+    url: str = Field(description="A one-time link to set a new password; shown only now.")
+    hours: int
+
+
 class InviteIn(Body):
     email: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
     is_admin: bool = False
