@@ -88,10 +88,8 @@ class _BoundedZlib:
 
     @staticmethod
     def decompress(data: bytes, *args: Any) -> bytes:
-        inflater = _Inflater(*args[1:2])  # zlib.decompress(data, wbits, bufsize): keep wbits
-        out = inflater.decompress(data)
-        if inflater.unconsumed_tail:  # stopped at the limit: the budget has raised already
-            raise LimitExceeded("its compressed streams inflate past the limit")
+        inflater = _Inflater(*args[:1])  # zlib.decompress(data, wbits, bufsize): keep wbits
+        out = inflater.decompress(data)  # past the budget, this raises LimitExceeded
         if not inflater.eof:
             raise zlib.error("incomplete or truncated stream")  # as zlib.decompress says it
         return out + inflater.flush()

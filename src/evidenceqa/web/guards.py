@@ -186,7 +186,7 @@ def login_succeeded(request: Request, email: str) -> None:
 
 # The access log -------------------------------------------------------------------------------------
 
-_INVITE = re.compile(r"^(/(?:invite|reset)/)[^/?]+")  # links whose token is the credential
+_LINK_TOKEN = re.compile(r"^(/(?:invite|reset)/)[^/?]+")  # links whose token is the credential
 
 
 class AccessLogRedaction(logging.Filter):
@@ -202,7 +202,7 @@ class AccessLogRedaction(logging.Filter):
         # uvicorn's args: (client address, method, path with query, HTTP version, status code)
         if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
             path, _, query = args[2].partition("?")
-            path = _INVITE.sub(r"\1***", path)
+            path = _LINK_TOKEN.sub(r"\1***", path)
             shown = f"{path}?{query}" if query and self.keep_queries else path
             record.args = (args[0], args[1], shown, *args[3:])
         return True
