@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,6 +15,9 @@ from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
+
+if TYPE_CHECKING:  # the redis extra: imported by the fixtures that start a server
+    from tests.store.redis_server import RedisServer
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("EVIDENCEQA_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -99,3 +103,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or HEAVY_FIXTURES & set(getattr(item, "fixturenames", ()))
         ):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A redis-server for a test module (Debian's redis-server; skipped without it, except under CI)."""
+    from tests.store.redis_server import RedisServer, redis_binary
+
+    server = RedisServer(redis_binary(), tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The module's server, emptied: each test sees only its own keys."""
+    redis_server.flush()
+    return redis_server.url
+
+
+@pytest.fixture
+def own_redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A server of the test's own, for tests that stop it."""
+    from tests.store.redis_server import RedisServer, redis_binary
+
+    server = RedisServer(redis_binary(), tmp_path)
+    server.start()
+    yield server
+    server.stop()

@@ -62,6 +62,18 @@ def test_alpha_accepts_weights_and_rule_names(value):
     assert Settings(alpha=value).alpha == value
 
 
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"guard_counters": "redis"}, "guard_counters 'redis' needs redis_url"),
+        ({"guard_counters": "memory", "web_workers": 2}, "keeps each worker's counts apart"),
+    ],
+)
+def test_guard_counters_that_cannot_be_shared_are_refused(settings, message):
+    with pytest.raises(ValidationError, match=message):
+        Settings(**settings)
+
+
 def test_every_setting_is_read_by_some_component():
     spec = importlib.util.spec_from_file_location("settings_table", REPO / "scripts" / "settings_table.py")
     table = importlib.util.module_from_spec(spec)

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -132,6 +132,8 @@ class Settings(BaseSettings):
     # catalogue (milliseconds each); writing an answer — seconds of waiting on a hosted LLM — runs
     # on its own pool, so one clinician's answer does not queue behind another's.
     web_answer_threads: int = Field(8, ge=1, le=256)
+    # Worker processes of `evidenceqa serve` (its --workers): each holds the library and the models.
+    web_workers: int = Field(1, ge=1, le=64)
 
     # Reliability (docs/reliability.md): bounds on untrusted input and on abuse, and what an outage does.
     # A file to ingest may hold, and a .gz may decompress to, at most this much (a zip bomb stops here).
@@ -144,6 +146,10 @@ class Settings(BaseSettings):
     login_max_failures: int = Field(5, ge=1)
     login_max_failures_per_address: int = Field(20, ge=1)
     login_lockout_s: float = Field(30, gt=0)
+    # Where those counts live (evidenceqa.store.counters): "memory" (this process), "database" (the app's
+    # database, shared by every worker and server using it) or "redis" (redis_url). "auto": redis when
+    # redis_url is set, else database when web_workers > 1, else memory.
+    guard_counters: Literal["auto", "memory", "database", "redis"] = "auto"
     log_questions: bool = False  # questions are personal data: into the server log only when set
     # When the LLM fails (down, timed out, refused): answer extractively, marked in the answer record.
     llm_fallback_extractive: bool = False
@@ -153,6 +159,17 @@ class Settings(BaseSettings):
     # "feedback_or_answered" counts every answer (its mean rating >= 0.6 when rated, else: not abstained).
     success_rule: Literal["feedback", "feedback_or_answered"] = "feedback_or_answered"
     latency_target_s: float = Field(5.0, gt=0)  # the report's "share of answers under" this
+
+    @model_validator(mode="after")
+    def _counters_are_shared(self) -> Settings:
+        if self.guard_counters == "redis" and not self.redis_url:
+            raise ValueError("guard_counters 'redis' needs redis_url")
+        if self.guard_counters == "memory" and self.web_workers > 1:
+            raise ValueError(
+                "guard_counters 'memory' keeps each worker's counts apart: with web_workers > 1 use "
+                "'database' or 'redis' (or 'auto')"
+            )
+        return self
 
     @field_validator("alpha")
     @classmethod

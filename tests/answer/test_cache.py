@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 import logging
-import os
 import re
-import shutil
-import socket
-import subprocess
-import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,6 +20,7 @@ from evidenceqa.answer.cache import (
 from evidenceqa.answer.redis_cache import RedisCache
 from evidenceqa.config import Settings, load_settings
 from evidenceqa.index.base import Filters
+from tests.store.redis_server import free_port
 
 ANSWER = {"answer": "Yes, at 0.05 % [1].", "citations": [{"n": 1, "doc_id": "d1"}], "abstained": False}
 
@@ -36,97 +31,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def _redis_binary() -> str:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        message = "redis-server not found (apt-get install redis-server)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI must have it")
-        pytest.skip(message)
-    return binary
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class RedisServer:
-    """A throwaway redis-server on one port that a test can stop and start again."""
-
-    def __init__(self, binary: str, workdir: Path) -> None:
-        self.binary, self.workdir, self.port = binary, workdir, _free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        command = [
-            self.binary,
-            "--port",
-            str(self.port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ]
-        command += ["--dir", str(self.workdir)]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        client = redis.Redis.from_url(self.url, socket_connect_timeout=0.25)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                return
-            except redis.ConnectionError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    pytest.fail(f"redis-server on port {self.port} did not answer PING")
-                time.sleep(0.02)
-            finally:
-                client.close()
-
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.process = None
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = RedisServer(_redis_binary(), tmp_path_factory.mktemp("redis"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def redis_url(redis_server: RedisServer) -> str:
-    """The module's server, emptied: each test sees only its own keys."""
-    redis.Redis.from_url(redis_server.url).flushall()
-    return redis_server.url
-
-
-@pytest.fixture
-def own_redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    """A server of the test's own, for tests that stop it."""
-    server = RedisServer(_redis_binary(), tmp_path)
-    server.start()
-    yield server
-    server.stop()
 
 
 # Keys
@@ -330,7 +234,7 @@ def test_redis_outage_degrades_to_no_cache_and_recovers(own_redis_server, caplog
 
 
 def test_redis_down_from_the_start_is_a_miss_not_an_error(caplog):
-    cache = RedisCache(f"redis://user:secret@127.0.0.1:{_free_port()}/0")
+    cache = RedisCache(f"redis://user:secret@127.0.0.1:{free_port()}/0")
     with caplog.at_level(logging.WARNING, logger="evidenceqa.answer.redis_cache"):
         assert cache.get("k") is None
         cache.set("k", ANSWER)

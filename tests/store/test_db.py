@@ -25,6 +25,7 @@ TABLES = {
     "password_resets",
     "api_tokens",
     "login_sessions",
+    "guard_counters",
     "conversations",
     "messages",
     "answer_records",

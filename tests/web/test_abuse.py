@@ -19,6 +19,7 @@ from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.store import create_api_token, create_user, list_users
+from evidenceqa.store.counters import MemoryCounters
 from evidenceqa.web.app import SECURITY_HEADERS, create_app
 from evidenceqa.web.guards import AccessLogRedaction, Guards
 from evidenceqa.web.simulate import FORM_TOKEN, log_in
@@ -45,7 +46,7 @@ def server_log(caplog: pytest.LogCaptureFixture) -> str:
 
 
 class Clock:
-    """A monotonic clock the test moves by hand."""
+    """A clock the test moves by hand."""
 
     def __init__(self) -> None:
         self.now = 1000.0
@@ -86,7 +87,7 @@ def clock(hostile_app: FastAPI) -> Iterator[Clock]:
     settings = hostile_app.state.services.settings.model_copy(
         update={"ask_rate_per_minute": 3, "search_rate_per_minute": 5}
     )
-    hostile_app.state.guards = Guards.of(settings, moved)
+    hostile_app.state.guards = Guards.of(settings, MemoryCounters(), moved)
     yield moved
     hostile_app.state.guards = None
 

@@ -4,6 +4,7 @@ forwarded headers believed from trusted proxies only (checked on a real uvicorn 
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import stat
 import threading
@@ -17,7 +18,7 @@ import uvicorn
 from typer.testing import CliRunner
 
 from evidenceqa.cli import app
-from evidenceqa.cli.serve import first_admin, proxy_options
+from evidenceqa.cli.serve import first_admin, proxy_options, tcp_listener, worker_environment
 from evidenceqa.config import Settings
 from evidenceqa.store import authenticate, create_user, list_users, open_store, session_user, start_session
 
@@ -84,6 +85,59 @@ def test_an_unknown_account_is_a_one_line_error(tmp_path: Path) -> None:
         app, ["--home", str(tmp_path), "admin", "reset-password", "nobody@example.org"]
     )
     assert result.exit_code == 2 and "no account with the email 'nobody@example.org'" in result.output
+
+
+def test_several_workers_with_counters_in_each_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVIDENCEQA_GUARD_COUNTERS", "memory")
+    result = CliRunner().invoke(app, ["--home", str(tmp_path), "serve", "--workers", "2"])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: guard_counters 'memory' keeps each worker's counts apart")
+    assert not (tmp_path / "secrets").exists()  # refused before anything was made
+
+
+def test_each_worker_reads_what_the_command_line_chose(tmp_path: Path) -> None:
+    settings = Settings(
+        home=tmp_path / "home", backend="milvus", web_workers=3, public_url="https://e.example"
+    )
+    assert worker_environment(settings) == {
+        "EVIDENCEQA_HOME": str((tmp_path / "home").resolve()), "EVIDENCEQA_EMBEDDER": "minilm-onnx",
+        "EVIDENCEQA_BACKEND": "milvus", "EVIDENCEQA_WEB_WORKERS": "3", "EVIDENCEQA_PUBLIC_URL": "https://e.example",
+    }  # fmt: skip
+
+
+def _nodelay_of_a_connection(listener: socket.socket) -> int:
+    """TCP_NODELAY of a connection asyncio accepts on `listener`, as a uvicorn worker's event loop does."""
+
+    async def accept_one() -> int:
+        loop = asyncio.get_running_loop()
+        seen: asyncio.Future[int] = loop.create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                accepted = transport.get_extra_info("socket")
+                seen.set_result(accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        server = await loop.create_server(Probe, sock=listener)
+        _, writer = await asyncio.open_connection(*listener.getsockname()[:2])
+        try:
+            return await asyncio.wait_for(seen, 10)
+        finally:
+            writer.close()
+            server.close()
+
+    return asyncio.run(accept_one())
+
+
+def test_the_socket_workers_share_gives_each_connection_tcp_nodelay() -> None:
+    # Without it a keep-alive response waits ~40 ms on the client's delayed ACK (benchmarks/load.py).
+    listener = tcp_listener(
+        uvicorn.Config(_client_address, host="127.0.0.1", port=0, workers=2).bind_socket()
+    )
+    assert listener.proto == socket.IPPROTO_TCP and listener.get_inheritable()
+    assert _nodelay_of_a_connection(listener) != 0
 
 
 async def _client_address(scope: dict, receive: object, send: object) -> None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import socket
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import emit, fail, out, settings_of
@@ -63,14 +65,20 @@ def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[
+        int | None, typer.Option(min=1, max=64, help="Worker processes (default: web_workers, 1).")
+    ] = None,
 ) -> None:
     """Serve the chat and the API. Behind a TLS reverse proxy, list it in trusted_proxies: only then are
-    its X-Forwarded-For and X-Forwarded-Proto believed (and session cookies marked Secure over https)."""
+    its X-Forwarded-For and X-Forwarded-Proto believed (and session cookies marked Secure over https).
+    With several workers, rate limits and failed logins are counted in the database (or Redis)."""
     import uvicorn
 
     from evidenceqa.web.app import create_app
 
     settings = settings_of(ctx)
+    if workers is not None:
+        settings = _checked(settings, web_workers=workers)
     try:
         admin = first_admin(settings)
     except AccountError as exc:
@@ -90,7 +98,45 @@ def serve(
         out.print(
             f"log in with your account (the first administrator is {settings.admin_email})", highlight=False
         )
-    uvicorn.run(create_app(settings), host=host, port=port, **proxy_options(settings))
+    if settings.web_workers == 1:
+        uvicorn.run(create_app(settings), host=host, port=port, **proxy_options(settings))
+        return
+    # Each worker is a fresh process that makes its app from the environment: give it what this
+    # command decided beyond the environment and evidenceqa.toml. This is uvicorn.run's own path for
+    # several workers, with the listening socket mended (tcp_listener).
+    from uvicorn.supervisors import Multiprocess
+
+    os.environ.update(worker_environment(settings))
+    config = uvicorn.Config("evidenceqa.web.app:from_environment", factory=True, workers=settings.web_workers,
+                            host=host, port=port, **proxy_options(settings))  # fmt: skip
+    Multiprocess(config, sockets=[tcp_listener(config.bind_socket())]).run()
+
+
+def tcp_listener(sock: socket.socket) -> socket.socket:
+    """`sock` marked as TCP. uvicorn binds the socket it hands its workers with protocol 0
+    (Kludex/uvicorn#3149); accepted connections inherit it, and asyncio sets TCP_NODELAY only on
+    sockets that say TCP, so every keep-alive response waited ~40 ms on the client's delayed ACK."""
+    if sock.family not in (socket.AF_INET, socket.AF_INET6) or sock.proto == socket.IPPROTO_TCP:
+        return sock
+    marked = socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+    marked.set_inheritable(True)
+    return marked
+
+
+def _checked(settings: Settings, **update: Any) -> Settings:
+    """`settings` with `update`, validated again (a copy alone would skip the validators)."""
+    try:
+        return Settings.model_validate({**settings.model_dump(), **update})
+    except ValidationError as exc:
+        fail(exc.errors()[0]["msg"].removeprefix("Value error, "))
+
+
+def worker_environment(settings: Settings) -> dict[str, str]:
+    """The settings the command line can change (the data home, embedder, backend, workers) and the
+    public URL `serve` fills in, as the EVIDENCEQA_* variables a worker process reads."""
+    chosen = {"home": str(settings.home.resolve()), "embedder": settings.embedder, "backend": settings.backend,
+              "web_workers": str(settings.web_workers), "public_url": settings.public_url}  # fmt: skip
+    return {f"EVIDENCEQA_{name.upper()}": value for name, value in chosen.items() if value is not None}
 
 
 def proxy_options(settings: Settings) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""The web app's tables: accounts (users, invites, password resets, API tokens, login sessions) and conversations
-(messages, the full record of each answer, and clinicians' feedback on it).
+"""The web app's tables: accounts (users, invites, password resets, API tokens, login sessions), the guards'
+counters, and conversations (messages, the full record of each answer, and clinicians' feedback on it).
 
 Secrets are never stored: invites, API tokens and login sessions keep the SHA-256 of a random token,
 passwords an argon2 hash. Times are UTC and come back timezone-aware on SQLite and PostgreSQL alike.
@@ -137,6 +137,19 @@ class PasswordReset(Base):
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime]
     used_at: Mapped[datetime | None]
+
+
+class GuardCounter(Base):
+    """One counter of the web app's guards, shared by every worker (guard_counters = "database"): a
+    user's recent requests (a rate limit), or an account's or an address's failed logins. The key is a
+    hash, so the table lists no emails or addresses; `expires_at` is in seconds since the epoch."""
+
+    __tablename__ = "guard_counters"
+    __table_args__ = (Index(None, "expires_at"),)
+
+    key: Mapped[str] = mapped_column(String(80), primary_key=True)
+    state: Mapped[Any] = mapped_column(JSON)
+    expires_at: Mapped[float] = mapped_column(Float)
 
 
 class Conversation(Base):

@@ -94,7 +94,7 @@ async def ask(body: AskIn, request: Request, identity: ApiUser) -> Any:
     is given). With `Accept: text/event-stream` the answer's text streams as it is produced."""
     services = services_of(request)
     body = body.model_copy(update={"question": checked_question(request, body.question)})  # 422 if too long
-    check_ask_rate(request, identity.user)  # 429 past ask_rate_per_minute
+    await check_ask_rate(request, identity.user)  # 429 past ask_rate_per_minute
     log_question(request, identity.user, body.question)
     if body.conversation_id is not None:  # someone else's is refused before any work is done
         await run_in_threadpool(own_conversation, services.store, identity.user, body.conversation_id)
@@ -179,7 +179,7 @@ async def search(
 ) -> SearchOut:
     """The ranked passages for a question (hybrid BM25 + dense search), as `evidenceqa search --json`.
     At most search_rate_per_minute a minute per user, then 429 with Retry-After."""
-    check_search_rate(request, identity.user)
+    await check_search_rate(request, identity.user)
     response = await services_of(request).library.search(checked_question(request, q), k)
     return SearchOut.model_validate(response.to_dict())
 

@@ -19,7 +19,7 @@ from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from evidenceqa.config import Settings
+from evidenceqa.config import Settings, load_settings
 from evidenceqa.store import NotFound, open_store
 from evidenceqa.web import account, api, dashboard, pages, review, tokens
 from evidenceqa.web.auth import ApiUser, LoginRequired, login_url
@@ -31,6 +31,12 @@ STATIC = Path(__file__).parent / "static"
 DATABASE_DOWN = "the database is unavailable; try again in a moment"
 UNSTORABLE = "a value in this request cannot be stored (a NUL character, for instance)"
 log = logging.getLogger(__name__)
+
+
+def from_environment() -> FastAPI:
+    """The app on the settings of the environment and evidenceqa.toml: what each worker process of
+    `evidenceqa serve --workers N` runs."""
+    return create_app(load_settings())
 
 
 def create_app(settings: Settings) -> FastAPI:

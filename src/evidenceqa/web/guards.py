@@ -1,101 +1,101 @@
 """Guards on what comes in: the question's length, each user's rate of answers and searches, failed logins
 (per account and per address), and what the server log may keep (docs/reliability.md).
 
-The counters live in this process (one uvicorn worker): a deployment with several workers multiplies
-the allowance by their number. They are touched only from the event loop, so they need no lock.
+The counts live where `guard_counters` says (evidenceqa.store.counters): this process for one worker,
+the database or Redis when several workers or servers must share them. What a count means is here;
+the counters only keep it. Keys are hashed before they are stored: no email or address in the clear.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import re
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 from fastapi import HTTPException, Request, status
+from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.config import Settings
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.store import User
+from evidenceqa.store.counters import Changed, Counters, open_counters
 from evidenceqa.web.services import services_of
 
 log = logging.getLogger(__name__)
+# Seconds since the epoch by default: the same in every worker, which a monotonic clock is not.
 Clock = Callable[[], float]
 WINDOW_S = 60.0  # the rate limit's window
 MAX_LOCKOUT_S = 3600.0  # a lockout doubles up to this
 FORGET_AFTER_S = 3600.0  # failed logins older than this (and no lockout running) are forgotten
-MAX_KEYS = 10_000  # beyond this many tracked logins the stale ones go: memory stays bounded under a spray
 
 
+def counter_key(scope: str, key: object) -> str:
+    return f"{scope}:{hashlib.sha256(str(key).encode()).hexdigest()[:40]}"
+
+
+@dataclass
 class RateLimiter:
-    """At most `per_minute` events per key in any 60 s (a sliding log of their times)."""
+    """At most `per_minute` events per key in any 60 s. The state: the times of the last minute's events."""
 
-    def __init__(self, per_minute: int, clock: Clock = time.monotonic) -> None:
-        self.per_minute = per_minute
-        self.clock = clock
-        self._events: dict[object, deque[float]] = {}
+    counters: Counters
+    scope: str
+    per_minute: int
+    clock: Clock = time.time
 
     def acquire(self, key: object) -> float:
         """0 when the event may happen (and it is counted), else the seconds until it may."""
         if self.per_minute <= 0:
             return 0.0
         now = self.clock()
-        events = self._events.setdefault(key, deque())
-        while events and events[0] <= now - WINDOW_S:
-            events.popleft()
-        if len(events) >= self.per_minute:
-            return events[0] + WINDOW_S - now
-        events.append(now)
-        return 0.0
 
+        def change(state: Any) -> Changed[float]:
+            recent = [at for at in state or () if at > now - WINDOW_S]
+            if len(recent) >= self.per_minute:
+                return Changed(recent, recent[-1] + WINDOW_S - now, recent[0] + WINDOW_S - now)
+            return Changed([*recent, now], WINDOW_S, 0.0)
 
-@dataclass
-class _Failures:
-    count: int = 0
-    last: float = 0.0
-    locked_until: float = 0.0
+        return self.counters.update(counter_key(self.scope, key), now, change)
 
 
 @dataclass
 class LoginThrottle:
     """After `max_failures` failed logins for one key (an account, or an address), each further attempt waits out
-    a lockout: `lockout_s`, doubled with every failure after that, up to an hour. A success clears it."""
+    a lockout: `lockout_s`, doubled with every failure after that, up to an hour. A success clears it.
+    The state: [failures, time of the last, end of the lockout]."""
 
+    counters: Counters
+    scope: str
     max_failures: int
     lockout_s: float
-    clock: Clock = time.monotonic
-    _failures: dict[object, _Failures] = field(default_factory=dict)
+    clock: Clock = time.time
 
     def wait(self, key: object) -> float:
         """Seconds left of this key's lockout; 0 when it may try."""
-        found = self._failures.get(key)
-        return max(0.0, found.locked_until - self.clock()) if found else 0.0
+        now = self.clock()
+        state = self.counters.get(counter_key(self.scope, key), now)
+        return max(0.0, state[2] - now) if state else 0.0
 
     def failed(self, key: object) -> None:
         now = self.clock()
-        found = self._failures.get(key)
-        if found is None or (now - found.last > FORGET_AFTER_S and now >= found.locked_until):
-            found = self._failures[key] = _Failures()
-            self._prune(now)
-        found.count, found.last = found.count + 1, now
-        if found.count >= self.max_failures:
-            doublings = found.count - self.max_failures
-            found.locked_until = now + min(self.lockout_s * 2 ** min(doublings, 32), MAX_LOCKOUT_S)
+
+        def change(state: Any) -> Changed[None]:
+            forgotten = not state or (now - state[1] > FORGET_AFTER_S and now >= state[2])
+            count, locked_until = (0, 0.0) if forgotten else (state[0], state[2])
+            count += 1
+            if count >= self.max_failures:
+                doublings = count - self.max_failures
+                locked_until = now + min(self.lockout_s * 2 ** min(doublings, 32), MAX_LOCKOUT_S)
+            return Changed([count, now, locked_until], max(FORGET_AFTER_S, locked_until - now), None)
+
+        self.counters.update(counter_key(self.scope, key), now, change)
 
     def succeeded(self, key: object) -> None:
-        self._failures.pop(key, None)
-
-    def _prune(self, now: float) -> None:
-        if len(self._failures) <= MAX_KEYS:
-            return
-        for key, found in list(self._failures.items()):
-            if now - found.last > FORGET_AFTER_S and now >= found.locked_until:
-                del self._failures[key]
-        while len(self._failures) > MAX_KEYS:  # a spray of fresh keys: the oldest go first
-            del self._failures[next(iter(self._failures))]
+        self.counters.update(counter_key(self.scope, key), self.clock(), lambda _: Changed(None, 0.0, None))
 
 
 @dataclass
@@ -106,20 +106,22 @@ class Guards:
     addresses: LoginThrottle  # failed logins from one address, to any account
 
     @classmethod
-    def of(cls, settings: Settings, clock: Clock = time.monotonic) -> Guards:
+    def of(cls, settings: Settings, counters: Counters, clock: Clock = time.time) -> Guards:
         return cls(
-            RateLimiter(settings.ask_rate_per_minute, clock),
-            RateLimiter(settings.search_rate_per_minute, clock),
-            LoginThrottle(settings.login_max_failures, settings.login_lockout_s, clock),
-            LoginThrottle(settings.login_max_failures_per_address, settings.login_lockout_s, clock),
-        )
+            RateLimiter(counters, "asks", settings.ask_rate_per_minute, clock),
+            RateLimiter(counters, "searches", settings.search_rate_per_minute, clock),
+            LoginThrottle(counters, "account", settings.login_max_failures, settings.login_lockout_s, clock),
+            LoginThrottle(counters, "address", settings.login_max_failures_per_address, settings.login_lockout_s,
+                          clock),
+        )  # fmt: skip
 
 
 def guards_of(request: Request) -> Guards:
     """The app's guards, made on first use from its settings (tests may set `app.state.guards`)."""
     state = request.app.state
     if getattr(state, "guards", None) is None:
-        state.guards = Guards.of(services_of(request).settings)
+        services = services_of(request)
+        state.guards = Guards.of(services.settings, open_counters(services.settings, services.store))
     return state.guards
 
 
@@ -136,18 +138,19 @@ def checked_question(request: Request, question: str) -> str:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
 
 
-def check_ask_rate(request: Request, user: User) -> None:
+async def check_ask_rate(request: Request, user: User) -> None:
     """429 with Retry-After when `user` has had ask_rate_per_minute answers in the last minute."""
-    _check_rate(guards_of(request).asks, user, "questions")
+    await _check_rate(guards_of(request).asks, user, "questions")
 
 
-def check_search_rate(request: Request, user: User) -> None:
+async def check_search_rate(request: Request, user: User) -> None:
     """429 with Retry-After when `user` has had search_rate_per_minute searches in the last minute."""
-    _check_rate(guards_of(request).searches, user, "searches")
+    await _check_rate(guards_of(request).searches, user, "searches")
 
 
-def _check_rate(limiter: RateLimiter, user: User, what: str) -> None:
-    wait = limiter.acquire(user.id)
+async def _check_rate(limiter: RateLimiter, user: User, what: str) -> None:
+    # In a thread: the counters may be the database, whose write lock can be held for a moment.
+    wait = await run_in_threadpool(limiter.acquire, user.id)
     if wait:
         raise HTTPException(
             status.HTTP_429_TOO_MANY_REQUESTS,
@@ -167,21 +170,33 @@ def _address(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
-def login_wait(request: Request, email: str) -> float:
+def _account(email: str) -> str:
+    return email.strip().lower()
+
+
+async def login_wait(request: Request, email: str) -> float:
     """Seconds before this email may try to log in again, or anyone from this address; 0: it may now."""
     guards = guards_of(request)
-    return max(guards.accounts.wait(email.strip().lower()), guards.addresses.wait(_address(request)))
+
+    def longest() -> float:
+        return max(guards.accounts.wait(_account(email)), guards.addresses.wait(_address(request)))
+
+    return await run_in_threadpool(longest)
 
 
-def login_failed(request: Request, email: str) -> None:
+async def login_failed(request: Request, email: str) -> None:
     guards = guards_of(request)
-    guards.accounts.failed(email.strip().lower())
-    guards.addresses.failed(_address(request))
+
+    def count() -> None:
+        guards.accounts.failed(_account(email))
+        guards.addresses.failed(_address(request))
+
+    await run_in_threadpool(count)
 
 
-def login_succeeded(request: Request, email: str) -> None:
+async def login_succeeded(request: Request, email: str) -> None:
     # The account's count only: one good password must not wipe an address's spray of wrong ones.
-    guards_of(request).accounts.succeeded(email.strip().lower())
+    await run_in_threadpool(guards_of(request).accounts.succeeded, _account(email))
 
 
 # The access log -------------------------------------------------------------------------------------

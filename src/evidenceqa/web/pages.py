@@ -126,17 +126,17 @@ async def login(
     if not form_token_ok(request, csrf_token):
         return render_form(request, "login.html", status.HTTP_403_FORBIDDEN, next=safe_next(next), email=email,
                            error=EXPIRED_FORM)  # fmt: skip
-    if wait := login_wait(request, email):  # locked out after failures: not even the right password
+    if wait := await login_wait(request, email):  # locked out after failures: not even the right password
         response = render_form(request, "login.html", status.HTTP_429_TOO_MANY_REQUESTS, next=safe_next(next),
                                email=email, error=f"Too many failed logins: try again in {math.ceil(wait)} s.")  # fmt: skip
         response.headers.update(retry_after(wait))
         return response
     user = await run_in_threadpool(accounts.authenticate, services_of(request).store, email, password)
     if user is None:
-        login_failed(request, email)
+        await login_failed(request, email)
         return render_form(request, "login.html", status.HTTP_401_UNAUTHORIZED, next=safe_next(next),
                            email=email, error="Wrong email or password.")  # fmt: skip
-    login_succeeded(request, email)
+    await login_succeeded(request, email)
     return await start_login(request, user, safe_next(next))
 
 
