@@ -182,3 +182,38 @@ def test_real_model_is_not_asked_twice(
     np.testing.assert_array_equal(first, second)
     np.testing.assert_allclose(first, st_embedder.embed(paragraphs[:10]), atol=1e-6)
     assert cached.dim == 384
+
+
+def test_a_cache_that_cannot_be_opened_is_off_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    with caplog.at_level("WARNING", logger="evidenceqa.embeddings.cache"):
+        cache = EmbeddingCache(blocked / "embeddings.sqlite3")  # its folder cannot be made
+        inner = CountingEmbedder()
+        cached = CachedEmbedder(inner, cache)
+        first = cached.embed(["alpha"])
+        np.testing.assert_array_equal(cached.embed(["alpha"]), first)
+    assert len(inner.calls) == 2  # embedded each time: nothing is kept
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "is off" in warning and "embedding without it" in warning
+    cache.close()
+
+
+def test_a_cache_whose_writes_fail_turns_off_and_embedding_goes_on(
+    cache: EmbeddingCache, caplog: pytest.LogCaptureFixture
+) -> None:
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner, cache)
+    cached.embed(["alpha"])
+    writer = sqlite3.connect(cache.path, timeout=0)
+    writer.execute("BEGIN IMMEDIATE")  # another process holds the write lock: "database is locked"
+    try:
+        with caplog.at_level("WARNING", logger="evidenceqa.embeddings.cache"):
+            assert cached.embed(["beta"]).shape == (1, 4)
+        assert "is off" in caplog.text
+        assert cached.embed(["alpha"]).shape == (1, 4) and inner.calls[-1] == ["alpha"]  # off: no lookups
+    finally:
+        writer.rollback()
+        writer.close()

@@ -1,6 +1,8 @@
 """Short runs of benchmarks/load.py against `evidenceqa serve` on loopback: 50 simulated users for 10 s
-with no errors, the p95 reported, and the server's memory growing by less than MAX_GROWTH_MB; and 200
-logins at the same moment (the start of a shift), every one of them let in."""
+with no errors, the p95 reported, and the server's memory growing by less than MAX_GROWTH_MB; 200
+logins at the same moment (the start of a shift), every one of them let in; 50 users for a minute while
+a CPU hog keeps every core busy; one of two workers killed with SIGKILL under load; and PostgreSQL, then
+Redis, stopped and started again mid-run."""
 
 from __future__ import annotations
 
@@ -47,3 +49,36 @@ def test_fifty_users_for_ten_seconds_without_errors(web_settings: Settings) -> N
     assert summary["latency_ms"]["ask"]["n"] >= USERS and summary["latency_ms"]["ask"]["p95"] > 0
     assert set(summary["latency_ms"]) == {"ask", "search", "conversations", "feedback"}
     assert summary["rss_mb"]["growth"] < MAX_GROWTH_MB, summary["rss_mb"]
+
+
+def test_fifty_users_for_a_minute_on_a_busy_machine_without_errors(web_settings: Settings) -> None:
+    summary = load(web_settings, "--users", str(USERS), "--seconds", "60", "--think-s", "1", "--hog")
+    assert summary["setup"]["hog"] and summary["errors"] == 0, summary["error_samples"]
+    assert summary["latency_ms"]["ask"]["n"] >= USERS
+
+
+def test_a_worker_killed_under_load_leaves_the_others_answering(web_settings: Settings) -> None:
+    users = 10
+    summary = load(web_settings, "--users", str(users), "--seconds", "15", "--think-s", "1", "--workers", "2",
+                   "--kill-worker-at", "4")  # fmt: skip
+    killed = summary["killed_worker"]
+    assert summary["errors"] <= users, summary["error_samples"]  # at most what the killed one was serving
+    assert killed["errors_after_5_s"] == 0, summary["error_samples"]
+    assert killed["workers_at_the_end"] == 2  # uvicorn started another in its place
+    assert summary["latency_ms"]["ask"]["n"] >= 2 * users
+
+
+def test_postgresql_stopped_mid_run_costs_only_clear_503s_and_loses_nothing(web_settings: Settings) -> None:
+    summary = load(web_settings, "--users", "10", "--seconds", "20", "--think-s", "1", "--workers", "2",
+                   "--postgres", "--outage", "postgres:5:4")  # fmt: skip
+    outage = summary["outage"]
+    assert outage["refused_clearly"] > 0  # the outage was felt
+    assert outage["unclear_in_outage"] == outage["errors_outside"] == 0, summary["error_samples"]
+    assert outage["acknowledged"]["answers"] > 0 and outage["lost"] == {"answers": 0, "ratings": 0}
+
+
+def test_redis_stopped_mid_run_costs_no_request(web_settings: Settings) -> None:
+    summary = load(web_settings, "--users", "10", "--seconds", "20", "--think-s", "1", "--workers", "2",
+                   "--redis", "--outage", "redis:5:4")  # fmt: skip
+    assert summary["errors"] == 0, summary["error_samples"]
+    assert summary["outage"]["lost"] == {"answers": 0, "ratings": 0}

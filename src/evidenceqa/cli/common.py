@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -38,6 +39,20 @@ def checked_question(settings: Settings, question: str) -> str:
         return clean_question(question, settings.max_question_chars)
     except QuestionError as exc:
         fail(str(exc))
+
+
+def disk_full(exc: BaseException) -> str | None:
+    """What said the disk is full, when `exc` (or what caused it) did: an OSError ENOSPC, SQLite's
+    "database or disk is full", LanceDB's "No space left on device"; else None."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        text = str(seen).splitlines()[0] if str(seen) else type(seen).__name__
+        if isinstance(seen, OSError) and seen.errno == errno.ENOSPC:
+            return text
+        if "database or disk is full" in text or "No space left on device" in text:
+            return text
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def warn(message: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -12,6 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from evidenceqa.embeddings.base import Embedder, no_texts
+
+log = logging.getLogger(__name__)
 
 # SQLite caps the number of `?` parameters per statement; stay well below every version's limit.
 _LOOKUP_CHUNK = 500
@@ -36,23 +39,39 @@ def content_hash(text: str) -> str:
 
 
 class EmbeddingCache:
-    """(model_id, content_hash) → float32 vector, in SQLite; every write is one transaction."""
+    """(model_id, content_hash) → float32 vector, in SQLite; every write is one transaction.
+
+    It is only a cache: when its file cannot be opened or written (a full disk, a read-only home), it
+    logs one warning and is off for the rest of the process, so searching an index that is there
+    still works, and an ingest stops at the index's own write with that error."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # One connection shared by threads (e.g. a web server's workers), serialised by the lock.
-        self._conn = sqlite3.connect(self.path, check_same_thread=False)
         self._lock = threading.Lock()
-        with self._lock, self._conn:
-            # WAL: readers are not blocked by a writer, and a crash mid-write leaves the old state intact.
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(_SCHEMA)
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # One connection shared by threads (e.g. a web server's workers), serialised by the lock.
+            self._conn = sqlite3.connect(self.path, check_same_thread=False)
+            with self._conn:
+                # WAL: readers are not blocked by a writer, and a crash mid-write leaves the old state intact.
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute(_SCHEMA)
+        except (OSError, sqlite3.OperationalError) as exc:
+            self._turn_off(exc)
+
+    def _turn_off(self, exc: Exception) -> None:
+        log.warning("the vector cache %s is off (%s): embedding without it", self.path, exc)
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = None
 
     def get_many(self, model_id: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         wanted = list(dict.fromkeys(hashes))
         found: dict[str, np.ndarray] = {}
         with self._lock:
+            if self._conn is None:
+                return found
             for start in range(0, len(wanted), _LOOKUP_CHUNK):
                 chunk = wanted[start : start + _LOOKUP_CHUNK]
                 rows = self._conn.execute(
@@ -65,15 +84,22 @@ class EmbeddingCache:
 
     def put_many(self, model_id: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
         """All or nothing: if `items` fails part-way, nothing of this call is stored."""
-        with self._lock, self._conn:
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO embeddings (model_id, content_hash, vector) VALUES (?, ?, ?)",
-                ((model_id, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items),
-            )
+        with self._lock:
+            if self._conn is None:
+                return
+            try:
+                with self._conn:
+                    self._conn.executemany(
+                        "INSERT OR REPLACE INTO embeddings (model_id, content_hash, vector) VALUES (?, ?, ?)",
+                        ((model_id, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items),
+                    )
+            except sqlite3.OperationalError as exc:
+                self._turn_off(exc)
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
 
 
 class CachedEmbedder:
