@@ -55,6 +55,9 @@ from evidenceqa.store.models import AnswerRecord, Feedback
 from evidenceqa.text import markdown
 from evidenceqa.web.simulate import FORM_TOKEN
 
+# --postgres and --redis start the throwaway services the tests use (tests/store/postgres.py, redis_server.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 QUESTIONS = [
     "Does shaving the incision site increase infection after spinal surgery?",
     "Can chlorhexidine gluconate be used on mucous membranes?",
@@ -147,7 +150,6 @@ def database(postgres: bool, folder: Path) -> Iterator[tuple[str, Any]]:
     if not postgres:
         yield f"sqlite:///{folder / 'app.sqlite3'}", None
         return
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' service helpers
     from tests.store.postgres import start_postgres
 
     server = start_postgres()
@@ -163,7 +165,6 @@ def redis_server(on: bool, folder: Path) -> Iterator[Any]:
     if not on:
         yield None
         return
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.store.redis_server import RedisServer, redis_binary
 
     server = RedisServer(redis_binary(), folder)

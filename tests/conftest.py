@@ -15,6 +15,7 @@ from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
+from tests.skips import unavailable
 
 if TYPE_CHECKING:  # the redis extra: imported by the fixtures that start a server
     from tests.store.redis_server import RedisServer
@@ -26,10 +27,7 @@ SAMPLE = REPO / "data" / "sample"
 
 def _require(path: Path) -> Path:
     if not path.exists():
-        message = f"shared data not found at {path} (set EVIDENCEQA_SHARED_DATA)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI must have it")
-        pytest.skip(message)
+        unavailable(f"shared data not found at {path} (set EVIDENCEQA_SHARED_DATA)")
     return path
 
 

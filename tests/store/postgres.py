@@ -18,10 +18,10 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import NoReturn
 
 import psycopg
-import pytest
+
+from tests.skips import unavailable
 
 # Debian's layout, newest major version first.
 BIN_DIRS = sorted(
@@ -43,14 +43,8 @@ def postgres_bin() -> Path:
         if (folder / "initdb").exists() and (folder / "pg_ctl").exists():
             return folder
     where = ", ".join(map(str, candidates)) or "/usr/lib/postgresql/*/bin or PATH"
-    _missing(f"PostgreSQL server binaries (initdb, pg_ctl) not found in {where} "
-             "(apt-get install postgresql, or set EVIDENCEQA_PG_BIN)")  # fmt: skip
-
-
-def _missing(message: str) -> NoReturn:
-    if os.environ.get("CI") == "true":
-        pytest.fail(message + "; CI must have them")
-    pytest.skip(message)
+    unavailable(f"PostgreSQL server binaries (initdb, pg_ctl) not found in {where} "
+                "(apt-get install postgresql, or set EVIDENCEQA_PG_BIN)", "CI must have them")  # fmt: skip
 
 
 def _free_port() -> int:
@@ -125,7 +119,7 @@ def start_postgres() -> PostgresServer:
         try:
             pwd.getpwnam("postgres")
         except KeyError:
-            _missing("running as root, and there is no `postgres` user to run PostgreSQL as")
+            unavailable("running as root, and there is no `postgres` user to run PostgreSQL as")
     server = PostgresServer(bin_dir)
     try:
         server.start()

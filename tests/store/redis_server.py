@@ -3,7 +3,6 @@ fixtures (`redis_server`, `redis_url`, `own_redis_server`) are in tests/conftest
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -13,14 +12,13 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.skips import unavailable
+
 
 def redis_binary() -> str:
     binary = shutil.which("redis-server")
     if binary is None:
-        message = "redis-server not found (apt-get install redis-server)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI must have it")
-        pytest.skip(message)
+        unavailable("redis-server not found (apt-get install redis-server)")
     return binary
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from evidenceqa.config import Settings
 from evidenceqa.store import feedback_of, list_users, open_store
+from tests.skips import unavailable
 from tests.web.conftest import CEFAZOLIN, SCRIPT, SHAVE
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -39,9 +40,7 @@ def _require_browser() -> Any:
         message = (
             f"browser test needs {' and '.join(missing)} (pip install playwright; apt-get install chromium)"
         )
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI must have them")
-        pytest.skip(message)
+        unavailable(message, "CI must have them")
     return sync_playwright
 
 
