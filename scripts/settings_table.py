@@ -60,7 +60,7 @@ def _is_settings(value: ast.expr) -> bool:
 
 
 def default(name: str) -> str:
-    value = Settings.model_fields[name].default
+    value = Settings.model_fields[name].get_default(call_default_factory=True)
     if value is None:
         return "–"
     if isinstance(value, Path):

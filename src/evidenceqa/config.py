@@ -138,6 +138,7 @@ class Settings(BaseSettings):
     # Reliability (docs/reliability.md): bounds on untrusted input and on abuse, and what an outage does.
     # A file to ingest may hold, and a .gz may decompress to, at most this much (a zip bomb stops here).
     max_file_mb: float = Field(200, gt=0)
+    max_read_seconds: float = Field(300, gt=0)  # reading one file (parsing, not storing); then refused
     max_question_chars: int = Field(2000, ge=10, le=100_000)  # longer: a clear error (API: 422)
     ask_rate_per_minute: int = Field(30, ge=0)  # answers per user per minute (API and chat); 0: no limit
     search_rate_per_minute: int = Field(120, ge=0)  # searches per user per minute (API); 0: no limit

@@ -36,7 +36,9 @@ def ingest(
     settings = settings_of(ctx)
     files = list(iter_files(paths))
     with Catalogue(settings.catalogue_path) as catalogue:
-        ingestor = Ingestor(catalogue, chunking(settings, strategy), settings.max_file_mb)
+        ingestor = Ingestor(
+            catalogue, chunking(settings, strategy), settings.max_file_mb, settings.max_read_seconds
+        )
         reports = _run_ingest(ingestor, files)
         version = catalogue.index_version
     for report in reports:
@@ -195,7 +197,7 @@ def _load_for_stats(settings: Settings, files: list[Path] | None, collection: st
             return list(catalogue.iter_documents(collection))
     docs = []
     for path in iter_files(files):
-        for item in load(path, settings.max_file_mb):
+        for item in load(path, settings.max_file_mb, settings.max_read_seconds):
             if isinstance(item, LoadError):
                 warn(str(item))
             elif collection in (None, item.collection):

@@ -17,7 +17,7 @@ from evidenceqa.chunking import ChunkingConfig, chunk_document
 from evidenceqa.documents import Document
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.vocabulary import mine_abbreviations
-from evidenceqa.loaders import DEFAULT_MAX_FILE_MB, LoadError, detect_format, load
+from evidenceqa.loaders import DEFAULT_MAX_FILE_MB, DEFAULT_MAX_READ_SECONDS, LoadError, detect_format, load
 
 _VOCABULARY_STATE = "abbreviations_mined"
 
@@ -57,11 +57,16 @@ def defined_abbreviations(doc: Document) -> list[tuple[str, str]]:
 
 class Ingestor:
     def __init__(
-        self, catalogue: Catalogue, config: ChunkingConfig, max_file_mb: float = DEFAULT_MAX_FILE_MB
+        self,
+        catalogue: Catalogue,
+        config: ChunkingConfig,
+        max_file_mb: float = DEFAULT_MAX_FILE_MB,
+        max_read_seconds: float = DEFAULT_MAX_READ_SECONDS,
     ) -> None:
         self.catalogue = catalogue
         self.config = config
         self.max_file_mb = max_file_mb
+        self.max_read_seconds = max_read_seconds
         self.chunker = config.signature()
         self._mine_older_documents()
 
@@ -89,7 +94,7 @@ class Ingestor:
             return report
         seen: set[str] = set()
         with self.catalogue.transaction():
-            for item in load(path, self.max_file_mb):
+            for item in load(path, self.max_file_mb, self.max_read_seconds):
                 if isinstance(item, LoadError):
                     report.errors.append(item)
                 else:

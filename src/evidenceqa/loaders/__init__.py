@@ -5,7 +5,8 @@ registered by name (group `evidenceqa.loaders`). The built-in formats are recogn
 content; a plugin's loader also declares `SUFFIXES`, the file endings it reads, and is chosen by them.
 A loader raises `LoadError` for a whole-file problem; a multi-record format (JSONL) yields a
 `LoadError` for a bad record and goes on with the rest. Files are untrusted input: a file over
-`max_file_mb` is refused before it is read, and a .gz stops decompressing at the same size.
+`max_file_mb` is refused before it is read, and a .gz stops decompressing at the same size; reading
+one file may take `max_read_seconds` (limits: the time the loader runs, not the caller's storing).
 """
 
 from __future__ import annotations
@@ -20,10 +21,20 @@ from evidenceqa import registry
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.loaders.errors import LoadError
+from evidenceqa.loaders.limits import LimitExceeded, timed
 
-__all__ = ["DEFAULT_MAX_FILE_MB", "SUPPORTED_SUFFIXES", "LoadError", "detect_format", "iter_files", "load"]
+__all__ = [
+    "DEFAULT_MAX_FILE_MB",
+    "DEFAULT_MAX_READ_SECONDS",
+    "SUPPORTED_SUFFIXES",
+    "LoadError",
+    "detect_format",
+    "iter_files",
+    "load",
+]
 
 DEFAULT_MAX_FILE_MB: float = Settings.model_fields["max_file_mb"].default
+DEFAULT_MAX_READ_SECONDS: float = Settings.model_fields["max_read_seconds"].default
 MB = 1 << 20
 
 # What each extension promises; content sniffing decides, and a mismatch is an error.
@@ -115,7 +126,9 @@ def detect_format(path: Path) -> str:
     return fmt
 
 
-def load(path: Path | str, max_mb: float = DEFAULT_MAX_FILE_MB) -> Iterator[Document | LoadError]:
+def load(
+    path: Path | str, max_mb: float = DEFAULT_MAX_FILE_MB, max_seconds: float = DEFAULT_MAX_READ_SECONDS
+) -> Iterator[Document | LoadError]:
     """Every document in `path`, with problems as LoadError values instead of exceptions."""
     path = Path(path)
     try:
@@ -125,12 +138,14 @@ def load(path: Path | str, max_mb: float = DEFAULT_MAX_FILE_MB) -> Iterator[Docu
         # JSONL reads a stream (it may be gzipped) and PDF inflates streams, both bounded by the same
         # size; the others read a file already checked above.
         items = module.load(path, int(max_mb * MB)) if fmt in ("jsonl", "pdf") else module.load(path)
-        for item in items:
+        for item in timed(items, max_seconds):
             if isinstance(item, Document) and item.source is None:
                 item.source = str(path)
             yield item
     except LoadError as exc:
         yield exc
+    except LimitExceeded as exc:
+        yield LoadError(path, f"refused: {exc}")
     except Exception as exc:  # a parser bug must cost one file, never the batch
         yield LoadError(path, f"could not be parsed ({type(exc).__name__}: {exc})")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from lxml import etree
 
 from evidenceqa.documents import Document, Section, normalize_space, prune
+from evidenceqa.loaders import limits
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 from evidenceqa.loaders.jats import (
@@ -116,6 +117,7 @@ def _body(bdy: Element | None) -> list[Section]:
 
 
 def _add(section: Section, el: Element) -> None:
+    limits.check("line", el.sourceline)
     name = local(el)
     if not name or name in _SKIP:
         return

@@ -18,6 +18,7 @@ import lxml.html
 from lxml import etree
 
 from evidenceqa.documents import Document, Paragraph, Section, normalize_space, prune
+from evidenceqa.loaders import limits
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 
@@ -287,6 +288,7 @@ def _children(el: lxml.html.HtmlElement, abstract: bool) -> Iterator[_Heading | 
     """Blocks under `el` in reading order; loose inline text between them becomes a paragraph."""
     run = [el.text or ""]
     for child in el.iterchildren(etree.Element):
+        limits.check("line", child.sourceline)
         if _is_inline(child):
             run.append(child.text_content())
         else:

@@ -18,6 +18,7 @@ from typing import TypeAlias
 from lxml import etree
 
 from evidenceqa.documents import Document, Paragraph, Section, normalize_space, prune
+from evidenceqa.loaders import limits
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 
@@ -368,6 +369,7 @@ _TAGS = BodyTags(_SKIP, _BLOCKS, _TEXT_HOLDERS)
 
 def _add(section: Section, el: Element) -> None:
     """Put what `el` holds into `section`: text as paragraphs, sections and boxes as subsections."""
+    limits.check("line", el.sourceline)
     name = local(el)
     if not name or name in _SKIP:
         return

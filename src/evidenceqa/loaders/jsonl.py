@@ -17,6 +17,7 @@ from typing import Any
 
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document
+from evidenceqa.loaders import limits
 from evidenceqa.loaders.errors import LoadError
 
 _LIST_FIELDS = ("authors", "topics", "sections")
@@ -50,7 +51,9 @@ def load(path: Path, max_bytes: int = _DEFAULT_MAX_BYTES) -> Iterator[Document |
                     yield LoadError(path, _too_large(max_bytes, gzipped, line_no))
                     return
                 if raw.strip():
-                    yield _parse_line(path, line_no, raw)
+                    item = _parse_line(path, line_no, raw)
+                    limits.check("line", line_no)  # a record read past the time limit is not kept
+                    yield item
     except (EOFError, OSError, zlib.error) as exc:
         # A truncated .gz: everything before the damage was already yielded.
         yield LoadError(path, f"compressed data is damaged after line {line_no} ({exc})")

@@ -14,6 +14,7 @@ from pathlib import Path
 from lxml import etree
 
 from evidenceqa.documents import Document, Paragraph, Section, normalize_space
+from evidenceqa.loaders import limits
 from evidenceqa.loaders.errors import LoadError
 
 LICENSE = "CC BY 4.0 (MedQuAD)"
@@ -91,6 +92,7 @@ def _question_type(pair: etree._Element) -> str:
 
 def _answer_paragraphs(pair: etree._Element) -> list[Paragraph]:
     """Blank lines end paragraphs; "- " items within one block stay together as one list paragraph."""
+    limits.check("line", pair.sourceline)
     answer = pair.find("Answer")
     raw = "".join(answer.itertext()) if answer is not None else ""
     paragraphs = []

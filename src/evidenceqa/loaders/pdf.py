@@ -26,8 +26,9 @@ from pdfminer.utils import decode_text
 from evidenceqa.documents import Document, Paragraph, Section, normalize_space
 from evidenceqa.loaders.common import clean_doi, file_doc_id
 from evidenceqa.loaders.errors import LoadError
+from evidenceqa.loaders.limits import LimitExceeded
 from evidenceqa.loaders.pdf_layout import BOLD, Row, describe, read_pages
-from evidenceqa.loaders.pdf_limits import MB, LimitExceeded, bounded
+from evidenceqa.loaders.pdf_limits import MB, bounded
 
 # pdfminer warns about every odd object in real-world files; none of it is ours to act on.
 logging.getLogger("pdfminer").setLevel(logging.ERROR)
@@ -112,10 +113,10 @@ def load(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[Document]:
 
 
 def _read(path: Path, max_bytes: int) -> Document:
-    with bounded(max_bytes) as budget:
+    with bounded(max_bytes):
         try:
             info = _open(path)
-            pages = read_pages(path, budget)
+            pages = read_pages(path)
         except LimitExceeded as exc:
             raise LoadError(path, f"refused: {exc}") from None
     words = sum(len(r.text.split()) for rows in pages for r in rows)

@@ -16,8 +16,10 @@ from pdfminer.high_level import extract_pages
 from pdfminer.layout import LAParams, LTChar, LTFigure, LTItem, LTTextBox, LTTextLine
 
 from evidenceqa.documents import normalize_space
+from evidenceqa.loaders import limits
 from evidenceqa.loaders.errors import LoadError
-from evidenceqa.loaders.pdf_limits import MAX_PAGES, Budget, LimitExceeded
+from evidenceqa.loaders.limits import LimitExceeded
+from evidenceqa.loaders.pdf_limits import MAX_PAGES
 
 _LAPARAMS = LAParams(all_texts=True)  # also lay out text wrapped in form XObjects (LTFigure)
 _SUBSET = re.compile(r"^[A-Z]{0,6}\+")
@@ -56,16 +58,15 @@ def describe(exc: Exception) -> str:
     return normalize_space(f"{type(exc).__name__}: {exc}".rstrip(": "))[:200]
 
 
-def read_pages(path: Path, budget: Budget | None = None) -> list[list[Row]]:
-    """Rows of every page in reading order, running headers and footers removed. With a budget, at most
-    MAX_PAGES pages within its time (LimitExceeded past either)."""
+def read_pages(path: Path) -> list[list[Row]]:
+    """Rows of every page in reading order, running headers and footers removed: at most MAX_PAGES
+    pages, within the file's reading time (LimitExceeded past either)."""
     pages: list[tuple[float, list[Row]]] = []
     try:
         for number, page in enumerate(extract_pages(path, laparams=_LAPARAMS, maxpages=MAX_PAGES + 1), 1):
             if number > MAX_PAGES:
                 raise LimitExceeded(f"more than {MAX_PAGES} pages")
-            if budget is not None:
-                budget.check_time(number)
+            limits.check("page", number)
             boxes = [[r for line in box if (r := _row(line, number))] for box in _text_boxes(page)]
             pages.append((page.height, _reading_order(_merge_fragments([b for b in boxes if b]), page.width)))
     except LimitExceeded:

@@ -1,16 +1,14 @@
-"""Bounds on reading one PDF: its pages, the bytes its compressed streams inflate to, and the time.
+"""Bounds on reading one PDF: the bytes its compressed streams inflate to (pages: pdf_layout; time: limits).
 
 A PDF is bounded by its file size before it is read (max_file_mb), but its streams are compressed:
 a few kilobytes of Flate data can inflate to gigabytes, and pdfminer inflates a stream whole, in
 memory. While a PDF is read here, pdfminer's zlib is one that counts what every stream inflates to
 against the file's budget (the same max_file_mb, as a .gz's decompressed size is), and stops with a
-clear error at the limit instead of filling memory. Pages and wall time are bounded so that a file of
-endless pages, or of pages that take minutes each, costs one error and not the batch.
+clear error at the limit instead of filling memory.
 """
 
 from __future__ import annotations
 
-import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,19 +18,15 @@ from typing import Any
 
 import pdfminer.pdftypes
 
+from evidenceqa.loaders.limits import LimitExceeded
+
 MB = 1024 * 1024
 MAX_PAGES = 2000  # a book, not an article; beyond this a file is refused whole
-MAX_SECONDS = 300.0  # reading one PDF; a typical article takes about a second
-
-
-class LimitExceeded(Exception):
-    """Reading stopped at one of the bounds; the message says which (shown as the file's LoadError)."""
 
 
 @dataclass
 class Budget:
     inflated_left: int
-    deadline: float
     max_mb: float
 
     def inflated(self, size: int) -> None:
@@ -41,10 +35,6 @@ class Budget:
             raise LimitExceeded(
                 f"its compressed streams inflate to more than {self.max_mb:g} MB (setting max_file_mb)"
             )
-
-    def check_time(self, page: int) -> None:
-        if time.monotonic() > self.deadline:
-            raise LimitExceeded(f"reading took longer than {MAX_SECONDS:g} s (stopped at page {page})")
 
 
 _budget: ContextVar[Budget | None] = ContextVar("pdf_budget", default=None)
@@ -106,7 +96,7 @@ pdfminer.pdftypes.zlib = _BoundedZlib()  # type: ignore[assignment]
 @contextmanager
 def bounded(max_bytes: int) -> Iterator[Budget]:
     """The bounds of one PDF's reading, for the block (and only this thread or task's reading)."""
-    budget = Budget(max_bytes, time.monotonic() + MAX_SECONDS, max_bytes / MB)
+    budget = Budget(max_bytes, max_bytes / MB)
     token = _budget.set(budget)
     try:
         yield budget

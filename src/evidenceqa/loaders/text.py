@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from evidenceqa.documents import Document, Paragraph, Section, normalize_space
+from evidenceqa.loaders import limits
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 
@@ -96,7 +97,8 @@ def _blocks(body: str) -> Iterator[tuple[str, int, str]]:
     """(kind, heading level, text) for each heading and paragraph; code fences stay whole."""
     lines: list[str] = []
     in_fence = False
-    for line in body.split("\n"):
+    for number, line in enumerate(body.split("\n"), 1):
+        limits.check("line", number)
         if _FENCE.match(line.strip()):
             in_fence = not in_fence
         heading = None if in_fence else _HEADING.match(line)
