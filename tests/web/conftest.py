@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import uvicorn
 from argon2 import PasswordHasher
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -22,6 +26,7 @@ from evidenceqa.web.app import create_app
 from evidenceqa.web.simulate import log_in
 from tests.answer.openai_server import OpenAIServer
 from tests.store.postgres import PostgresServer, start_postgres
+from tests.store.redis_server import free_port
 
 SCRIPT = "<script>alert(1)</script>"
 DOCS = [
@@ -154,3 +159,37 @@ def server_events(text: str) -> list[tuple[str, dict]]:
             name = re.search(r"^event: (.+)$", block, re.M).group(1)
             events.append((name, json.loads(re.search(r"^data: (.+)$", block, re.M).group(1))))
     return events
+
+
+@dataclass
+class Live:
+    """The app served over real HTTP by uvicorn (in this process), and API tokens of its users."""
+
+    url: str
+    app: FastAPI
+    tokens: dict[str, str]  # email → a raw API token of that user's
+
+    @property
+    def store(self) -> Store:
+        return store_of(self.app)
+
+
+@pytest.fixture(scope="module")
+def live(web_settings: Settings, database_url: str) -> Iterator[Live]:
+    """For the official clients (MCP, OpenAI SDKs), which speak to a real server over the wire."""
+    application = create_app(web_settings.model_copy(update={"database_url": database_url}))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
+        time.sleep(0.05)
+    tokens = {}
+    for email, is_admin in PEOPLE.items():
+        user = create_user(store_of(application), email, email.split("@")[0].title(), PASSWORD, is_admin)
+        tokens[email] = accounts.create_api_token(store_of(application), user, "agent")[1]
+    yield Live(f"http://127.0.0.1:{port}", application, tokens)
+    server.should_exit = True
+    thread.join(30)

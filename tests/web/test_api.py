@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
 
-from evidenceqa.store import conversations, feedback_of, list_users, messages_of
+from evidenceqa.store import (
+    answers_between,
+    conversations,
+    create_api_token,
+    feedback_of,
+    list_users,
+    messages_of,
+)
 from evidenceqa.web.simulate import FORM_TOKEN, log_in
 from tests.web.conftest import (
     CEFAZOLIN,
@@ -41,7 +48,7 @@ def _routes(app: FastAPI) -> list[tuple[str, str]]:
     """Every (method, path) the app serves, path parameters filled in: new routes are covered too."""
     found = []
     for route in _flat(app.routes):
-        if isinstance(route, APIRoute):
+        if isinstance(route, Route) and route.methods:  # the API's, the pages' and /mcp's
             path = re.sub(r"\{[^}]+\}", "1", route.path)
             found += [(method, path) for method in sorted(route.methods) if route.path not in PUBLIC]
     return found
@@ -62,9 +69,10 @@ def _ask(client: Client, question: str = SHAVE, **body: object) -> dict:
 def test_every_private_route_needs_a_login(app: FastAPI, anonymous: TestClient) -> None:
     routes = _routes(app)
     assert ("POST", "/api/ask") in routes and ("GET", "/") in routes and ("GET", "/openapi.json") in routes
+    assert ("POST", "/v1/chat/completions") in routes and ("POST", "/mcp") in routes
     for method, path in routes:
         response = anonymous.request(method, path)
-        if path.startswith("/api/") or path == "/openapi.json":
+        if path.startswith(("/api/", "/v1/", "/mcp")) or path == "/openapi.json":
             assert response.status_code == 401, (method, path)
             assert response.headers["www-authenticate"] == "Bearer"
         else:
@@ -192,6 +200,20 @@ def test_ask_returns_a_cited_answer_stored_with_its_id(app: FastAPI, alice: Clie
     assert shown["messages"][1]["answer"] == answer
     again = _ask(alice, conversation_id=answer["conversation_id"])  # the same conversation continues
     assert again["conversation_id"] == answer["conversation_id"] and again["answer_id"] != answer["answer_id"]
+
+
+def test_each_answer_records_whether_the_chat_or_a_script_asked(app: FastAPI, alice: Client) -> None:
+    from_chat = _ask(alice, CEFAZOLIN)
+    _, token = create_api_token(store_of(app), _user(app, "alice@example.org"), "script")
+    script = TestClient(app, headers={"Authorization": f"Bearer {token}"})
+    from_script = script.post("/api/ask", json={"question": CEFAZOLIN}).json()
+    channels = {
+        stored.answer_id: stored.channel
+        for stored in answers_between(
+            store_of(app), datetime.now(UTC) - timedelta(hours=1), datetime.now(UTC)
+        )
+    }
+    assert channels[from_chat["answer_id"]] == "chat" and channels[from_script["answer_id"]] == "api"
 
 
 def test_ask_applies_filters(alice: Client) -> None:

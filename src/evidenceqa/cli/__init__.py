@@ -18,9 +18,21 @@ from evidenceqa.cli.common import disk_full, err
 from evidenceqa.registry import MissingExtra, UnknownComponent
 
 # module: (its extra, the commands it adds, the top-level packages of that extra)
-_WEB = {"fastapi", "uvicorn", "jinja2", "multipart", "sqlalchemy", "alembic", "argon2", "httpx", "matplotlib"}
+_WEB = {
+    "fastapi",
+    "uvicorn",
+    "jinja2",
+    "multipart",
+    "sqlalchemy",
+    "alembic",
+    "argon2",
+    "httpx",
+    "matplotlib",
+    "mcp",
+}
 OPTIONAL: dict[str, tuple[str, tuple[str, ...], set[str]]] = {
     "serve": ("web", ("serve", "admin"), _WEB),
+    "agents": ("web", ("mcp", "token"), _WEB),
     "report": ("web", ("report",), _WEB),
     "benchmark": ("web", ("benchmark",), _WEB),
     "bench": ("bench", ("bench",), _WEB),

@@ -147,7 +147,8 @@ def proxy_options(settings: Settings) -> dict[str, Any]:
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
 
 
-def _user(store: Store, email: str) -> User:
+def find_user(store: Store, email: str) -> User:
+    """The account with this email, else a one-line error."""
     wanted = email.strip().lower()
     for user in list_users(store):
         if user.email == wanted:
@@ -164,7 +165,7 @@ def reset_password(
     settings = settings_of(ctx)
     password = secrets.token_urlsafe(12)
     with open_store(settings) as store:
-        user = _user(store, email)
+        user = find_user(store, email)
         set_password(store, user, password)
     name = "password-" + re.sub(r"[^a-z0-9.@_-]", "_", user.email)
     out.print(f"new password for {user.email} in {write_secret(settings, name, password)}", highlight=False)
@@ -186,7 +187,7 @@ def activate(ctx: typer.Context, email: Annotated[str, typer.Argument(help="The 
 
 def _set_active(settings: Settings, email: str, active: bool) -> None:
     with open_store(settings) as store:
-        user = _user(store, email)
+        user = find_user(store, email)
         set_active(store, user, active)
     out.print(f"{user.email}: {'active' if active else 'deactivated'}", highlight=False)
 

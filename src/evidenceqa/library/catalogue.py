@@ -268,6 +268,11 @@ class Catalogue:
         )
         return [tuple(row) for row in rows]
 
+    def last_ingested(self) -> dict[str, str]:
+        """Per collection: when a document of it was last ingested (ISO 8601, UTC)."""
+        rows = self.db.execute("SELECT collection, MAX(ingested_at) FROM documents GROUP BY collection")
+        return {row[0]: row[1] for row in rows}
+
     # Writes (call inside `transaction()`) -------------------------------------------------------
 
     def put_document(self, doc: Document, chunks: list[Chunk], content_hash: str, chunker: str) -> None:

@@ -8,7 +8,7 @@ only to their own.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from evidenceqa.records import Answer
 from evidenceqa.store.db import Store
-from evidenceqa.store.models import RATINGS, AnswerRecord, Conversation, Feedback, Message, User
+from evidenceqa.store.models import RATINGS, AnswerRecord, Channel, Conversation, Feedback, Message, User
 from evidenceqa.text.characters import visible
 
 TITLE_CHARS = 80
@@ -53,7 +53,9 @@ def _conversation(session: Session, conversation_id: int, user: User, write: boo
     return conversation
 
 
-def record_exchange(store: Store, conversation_id: int, user: User, answer: Answer) -> int:
+def record_exchange(
+    store: Store, conversation_id: int, user: User, answer: Answer, channel: Channel = "chat"
+) -> int:
     """Store the question, the answer and its full record in one transaction; returns the record's id."""
     now = store.now()
     with store.transaction() as session:
@@ -65,7 +67,9 @@ def record_exchange(store: Store, conversation_id: int, user: User, answer: Answ
             message = Message(conversation_id=conversation_id, role=role, text=text, created_at=now)
             session.add(message)
             session.flush()
-        record = AnswerRecord(message_id=message.id, created_at=now, **_record_fields(answer))
+        record = AnswerRecord(
+            message_id=message.id, created_at=now, channel=channel, **_record_fields(answer)
+        )
         session.add(record)
         session.flush()
         return record.id
@@ -179,6 +183,7 @@ class StoredAnswer:
     user_id: int
     conversation_id: int
     answer: Answer
+    channel: Channel = field(default="chat", kw_only=True)  # keyword-only: subclasses add fields after it
 
 
 @dataclass(frozen=True)
@@ -210,7 +215,14 @@ def answers_between(store: Store, start: datetime, end: datetime) -> list[Stored
     )
     with store.read() as session:
         return [
-            StoredAnswer(record.id, record.created_at, user_id, conversation_id, to_answer(record))
+            StoredAnswer(
+                record.id,
+                record.created_at,
+                user_id,
+                conversation_id,
+                to_answer(record),
+                channel=record.channel,
+            )
             for record, user_id, conversation_id in session.execute(query)
         ]
 

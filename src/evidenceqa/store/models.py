@@ -30,6 +30,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 # Feedback ratings: the pilot's three-point scale, as the numbers the analytics average.
 RATINGS: dict[str, float] = {"Excellent": 1.0, "Acceptable": 0.6, "Very poor": 0.2}
+Channel = Literal["chat", "api", "mcp", "openai"]
 
 # Named constraints, so later migrations (and SQLite's batch mode) can refer to them by name.
 NAMING = {
@@ -205,6 +206,8 @@ class AnswerRecord(Base):
     unsupported: Mapped[int] = mapped_column(Integer)
     p_answerable: Mapped[float | None] = mapped_column(Float)
     query_id: Mapped[str | None] = mapped_column(String(200))
+    # Who asked through what: the chat page, the JSON API, an MCP client or an OpenAI-compatible one.
+    channel: Mapped[Channel] = mapped_column(String(16), default="chat", server_default="chat")
     created_at: Mapped[datetime]
 
 

@@ -6,7 +6,6 @@ session cookie); admin routes on `api_admin` (403 for others).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
@@ -18,8 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.answer import GenerationError
 from evidenceqa.answer.base import DISCARD_STREAMED
-from evidenceqa.records import Answer
-from evidenceqa.store import User, accounts, conversations
+from evidenceqa.store import Channel, User, accounts, conversations
 from evidenceqa.web.auth import ApiAdmin, ApiUser, public_link
 from evidenceqa.web.guards import check_ask_rate, check_search_rate, checked_question, log_question
 from evidenceqa.web.records import (
@@ -27,6 +25,7 @@ from evidenceqa.web.records import (
     conversation_detail,
     conversation_out,
     own_conversation,
+    store_exchange,
     user_out,
 )
 from evidenceqa.web.schemas import (
@@ -50,7 +49,7 @@ from evidenceqa.web.schemas import (
     UserIn,
     UserOut,
 )
-from evidenceqa.web.services import Services, services_of
+from evidenceqa.web.services import AnswerStream, OnDelta, Services, services_of
 
 router = APIRouter()
 SSE = "text/event-stream"
@@ -98,7 +97,8 @@ async def ask(body: AskIn, request: Request, identity: ApiUser) -> Any:
     log_question(request, identity.user, body.question)
     if body.conversation_id is not None:  # someone else's is refused before any work is done
         await run_in_threadpool(own_conversation, services.store, identity.user, body.conversation_id)
-    produce = _producer(services, identity.user, body)
+    # An API token is a script's; a login session is the chat page's.
+    produce = _producer(services, identity.user, body, "api" if identity.csrf is None else "chat")
     if SSE in request.headers.get("accept", ""):
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}  # no proxy buffering
         return StreamingResponse(_stream(services, produce), media_type=SSE, headers=headers)
@@ -108,54 +108,30 @@ async def ask(body: AskIn, request: Request, identity: ApiUser) -> Any:
         raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(exc)) from exc
 
 
-OnDelta = Callable[[str], None]
 Produce = Callable[[OnDelta | None], Coroutine[Any, Any, AnswerOut]]  # a coroutine: it runs as a task
 
 
-def _producer(services: Services, user: User, body: AskIn) -> Produce:
+def _producer(services: Services, user: User, body: AskIn, channel: Channel) -> Produce:
     """The work of one question: answer it on the engine thread, store it, attach the cited passages."""
     filters = body.filters.to_filters() if body.filters else None
 
     async def produce(on_delta: OnDelta | None) -> AnswerOut:
         answer, passages = await services.library.ask(body.question, filters, on_delta)
         conversation_id, answer_id = await run_in_threadpool(
-            _store_exchange, services, user, body.conversation_id, answer
+            store_exchange, services.store, user, body.conversation_id, answer, channel
         )
         return answer_out(answer, answer_id, conversation_id, passages)
 
     return produce
 
 
-def _store_exchange(
-    services: Services, user: User, conversation_id: int | None, answer: Answer
-) -> tuple[int, int]:
-    # A new conversation is started only once there is an answer to put in it: a failed question
-    # leaves no empty conversation behind. The store titles it by the question.
-    if conversation_id is None:
-        conversation_id = conversations.start_conversation(services.store, user, answer.question).id
-    return conversation_id, conversations.record_exchange(services.store, conversation_id, user, answer)
-
-
 async def _stream(services: Services, produce: Produce) -> AsyncIterator[str]:
-    """SSE: each piece of text as the generator produces it, then the stored record.
-
-    The answer runs as its own task, so a client that goes away mid-answer does not lose it: it
-    is still produced and stored, and shows in the conversation when they come back."""
-    loop = asyncio.get_running_loop()
-    deltas: asyncio.Queue[str | None] = asyncio.Queue()
-
-    def on_delta(text: str) -> None:  # called on the engine thread
-        loop.call_soon_threadsafe(deltas.put_nowait, text)
-
-    task = asyncio.create_task(produce(on_delta))
-    services.tasks.add(task)
-    task.add_done_callback(services.tasks.discard)
-    # Deltas are queued on the loop before the task can finish, so the end marker comes last.
-    task.add_done_callback(lambda _: deltas.put_nowait(None))
-    while (text := await deltas.get()) is not None:
+    """SSE: each piece of text as the generator produces it, then the stored record."""
+    answer = AnswerStream(services, produce)
+    async for text in answer.pieces():
         yield _event("discard", {}) if text == DISCARD_STREAMED else _event("delta", {"text": text})
     try:
-        record = task.result()
+        record = answer.task.result()
     except GenerationError as exc:
         yield _event("error", {"detail": str(exc)})
         return

@@ -18,10 +18,12 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.routing import Route
 
 from evidenceqa.config import Settings, load_settings
 from evidenceqa.store import NotFound, open_store
-from evidenceqa.web import account, api, dashboard, pages, review, tokens
+from evidenceqa.web import account, api, dashboard, mcp, openai_api, pages, review, tokens
+from evidenceqa.web.agent_access import AgentAccess
 from evidenceqa.web.auth import ApiUser, LoginRequired, login_url
 from evidenceqa.web.guards import redact_access_log
 from evidenceqa.web.library import Library
@@ -40,6 +42,11 @@ def from_environment() -> FastAPI:
 
 
 def create_app(settings: Settings) -> FastAPI:
+    # The MCP server's tools reach this app's library and guards once the lifespan has opened them.
+    mcp_endpoint, mcp_sessions = mcp.http_app(
+        mcp.build_server(lambda: AgentAccess.of(app), mcp.http_user), lambda: AgentAccess.of(app)
+    )
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await run_in_threadpool(open_store, settings)
@@ -51,7 +58,8 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.services = services = Services(settings, store, library)
         redact_access_log(settings)  # after uvicorn has set up its loggers
         try:
-            yield
+            async with mcp_sessions.run():
+                yield
         finally:
             # Answers whose client left are still being stored: let them finish first.
             await asyncio.gather(*services.tasks, return_exceptions=True)
@@ -72,6 +80,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(review.router)
     app.include_router(tokens.router)
     app.include_router(account.router)
+    app.include_router(openai_api.router)
+    app.router.routes.append(Route(mcp.PATH, mcp_endpoint, methods=["GET", "POST", "DELETE"]))
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(identity: ApiUser) -> dict[str, Any]:
@@ -106,6 +116,10 @@ async def _security_headers(
     if not request.url.path.startswith("/static/"):
         response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _is_openai(request: Request) -> bool:
+    return request.url.path.startswith("/v1/")
 
 
 def _is_api(request: Request) -> bool:
@@ -151,6 +165,12 @@ async def _invalid_request(request: Request, exc: Exception) -> Response:
         {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
         for e in exc.errors()
     ]
+    if _is_openai(request):
+        # OpenAI answers a malformed request 400, naming the first bad parameter.
+        fields = [".".join(map(str, p["loc"][1:])) or "body" for p in problems]
+        message = "; ".join(f"{field}: {p['msg']}" for field, p in zip(fields, problems, strict=True))
+        refusal = openai_api.OpenAIError(status.HTTP_400_BAD_REQUEST, message, param=fields[0])
+        return openai_api.error_response(refusal.status_code, message, exc=refusal)
     if _is_api(request):
         return JSONResponse({"detail": problems}, status.HTTP_422_UNPROCESSABLE_CONTENT)
     detail = "; ".join(f"{' › '.join(str(part) for part in p['loc'])}: {p['msg']}" for p in problems)
@@ -160,6 +180,8 @@ async def _invalid_request(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     """JSON for the API; a page for a person, with the reason and a way back."""
     assert isinstance(exc, HTTPException)
+    if _is_openai(request):
+        return openai_api.error_response(exc.status_code, str(exc.detail), exc.headers, exc)
     if _is_api(request):
         return await http_exception_handler(request, exc)
     return pages.render(

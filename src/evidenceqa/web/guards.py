@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import HTTPException, Request, status
+from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.config import Settings
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.store import User
 from evidenceqa.store.counters import Changed, Counters, open_counters
-from evidenceqa.web.services import services_of
+from evidenceqa.web.services import Services, services_of
 
 log = logging.getLogger(__name__)
 # Seconds since the epoch by default: the same in every worker, which a monotonic clock is not.
@@ -117,10 +118,14 @@ class Guards:
 
 
 def guards_of(request: Request) -> Guards:
+    return app_guards(request.app)
+
+
+def app_guards(app: Starlette) -> Guards:
     """The app's guards, made on first use from its settings (tests may set `app.state.guards`)."""
-    state = request.app.state
+    state = app.state
     if getattr(state, "guards", None) is None:
-        services = services_of(request)
+        services: Services = state.services
         state.guards = Guards.of(services.settings, open_counters(services.settings, services.store))
     return state.guards
 
@@ -140,15 +145,16 @@ def checked_question(request: Request, question: str) -> str:
 
 async def check_ask_rate(request: Request, user: User) -> None:
     """429 with Retry-After when `user` has had ask_rate_per_minute answers in the last minute."""
-    await _check_rate(guards_of(request).asks, user, "questions")
+    await check_rate(guards_of(request).asks, user, "questions")
 
 
 async def check_search_rate(request: Request, user: User) -> None:
     """429 with Retry-After when `user` has had search_rate_per_minute searches in the last minute."""
-    await _check_rate(guards_of(request).searches, user, "searches")
+    await check_rate(guards_of(request).searches, user, "searches")
 
 
-async def _check_rate(limiter: RateLimiter, user: User, what: str) -> None:
+async def check_rate(limiter: RateLimiter, user: User, what: str) -> None:
+    """429 with Retry-After when `user` has used this limiter's allowance for the last minute."""
     # In a thread: the counters may be the database, whose write lock can be held for a moment.
     wait = await run_in_threadpool(limiter.acquire, user.id)
     if wait:

@@ -73,8 +73,8 @@ class Library:
     async def passages(self, citations: Sequence[Citation]) -> list[CitationOut]:
         return await self.run(lambda: cited_passages(self.engine.catalogue, citations))
 
-    async def search(self, question: str, k: int | None) -> SearchResponse:
-        return await self.run(lambda: self.retriever.search(question, k=k))
+    async def search(self, question: str, k: int | None, filters: Filters | None = None) -> SearchResponse:
+        return await self.run(lambda: self.retriever.search(question, k=k, filters=filters))
 
     async def readiness(self) -> tuple[dict[str, str], int | None, int | None]:
         """The index and the embedder checked for real (a count, a text embedded), with the
@@ -127,7 +127,8 @@ class Library:
 def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[CitationOut]:
     """Each citation with the chunk it quotes (for highlighting in context) and its document's link."""
     chunks = catalogue.get_chunks([c.chunk_id for c in citations])
-    urls = {doc_id: _safe_url(catalogue, doc_id) for doc_id in {c.doc_id for c in citations}}
+    documents = {doc_id: catalogue.load_document(doc_id) for doc_id in {c.doc_id for c in citations}}
+    urls = {doc_id: http_url(doc.url) if doc else None for doc_id, doc in documents.items()}
     return [
         CitationOut(
             **asdict(c), body=chunks[c.chunk_id].body if c.chunk_id in chunks else None, url=urls[c.doc_id]
@@ -136,8 +137,8 @@ def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[
     ]
 
 
-def _safe_url(catalogue: Catalogue, doc_id: str) -> str | None:
-    # Document metadata is untrusted: a javascript: or data: address must never become a link.
-    document = catalogue.load_document(doc_id)
-    url = (document.url or "").strip() if document else ""
+def http_url(url: str | None) -> str | None:
+    """`url` when it is an http(s) address, else None. Document metadata is untrusted: a javascript:
+    or data: address must never become a link."""
+    url = (url or "").strip()
     return url if url.lower().startswith(("https://", "http://")) else None

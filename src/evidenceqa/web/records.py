@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.records import Answer
-from evidenceqa.store import Conversation, Message, NotFound, Store, User, conversations
+from evidenceqa.store import Channel, Conversation, Message, NotFound, Store, User, conversations
 from evidenceqa.web.schemas import (
     RATING_NAMES,
     AnswerOut,
@@ -30,6 +30,17 @@ def answer_out(
     rating = RATING_NAMES.get(score) if score is not None else None
     ids = {"answer_id": answer_id, "conversation_id": conversation_id}
     return AnswerOut.model_validate(row | ids | {"citations": passages, "rating": rating})
+
+
+def store_exchange(
+    store: Store, user: User, conversation_id: int | None, answer: Answer, channel: Channel
+) -> tuple[int, int]:
+    """Store a question and its answer: (conversation id, answer id). A new conversation is started
+    only once there is an answer to put in it, so a failed question leaves no empty conversation
+    behind; the store titles it by the question."""
+    if conversation_id is None:
+        conversation_id = conversations.start_conversation(store, user, answer.question).id
+    return conversation_id, conversations.record_exchange(store, conversation_id, user, answer, channel)
 
 
 def conversation_out(conversation: Conversation) -> ConversationOut:

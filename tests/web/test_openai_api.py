@@ -1,0 +1,155 @@
+"""The OpenAI-compatible API through the official `openai` SDK against the app served by uvicorn
+(SQLite and PostgreSQL): models, answers streamed and not with footnoted citations, a two-turn
+conversation, an abstention, the search model, and errors in OpenAI's shape with nothing stored."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import openai
+import pytest
+from openai import OpenAI
+
+from evidenceqa import DISCLAIMER
+from evidenceqa.answer import ABSTAIN_MESSAGE
+from evidenceqa.store import answers_between
+from evidenceqa.web.openai_api import Footnoting
+from tests.web.conftest import CEFAZOLIN, SHAVE, Live
+
+ALICE = "alice@example.org"
+
+
+def client(live: Live, key: str | None = None) -> OpenAI:
+    return OpenAI(base_url=f"{live.url}/v1", api_key=key or live.tokens[ALICE], max_retries=0, timeout=120)
+
+
+def stored(live: Live) -> list[Any]:
+    now = datetime.now(UTC)
+    return answers_between(live.store, now - timedelta(days=1), now + timedelta(days=1))
+
+
+def test_the_models_are_listed(live: Live) -> None:
+    models = client(live).models.list()
+    assert [m.id for m in models.data] == ["evidenceqa", "evidenceqa-search"]
+    assert client(live).models.retrieve("evidenceqa").owned_by == "evidenceqa"
+
+
+def test_an_answer_comes_with_its_citations_as_footnotes_and_is_stored(live: Live) -> None:
+    before = len(stored(live))
+    completion = client(live).chat.completions.create(
+        model="evidenceqa", messages=[{"role": "user", "content": CEFAZOLIN}]
+    )
+    [choice] = completion.choices
+    content = choice.message.content or ""
+    assert choice.finish_reason == "stop" and choice.message.role == "assistant"
+    record = completion.model_extra["evidenceqa"]  # the whole answer record, beside what OpenAI defines
+    assert not record["abstained"] and record["citations"]
+    markers = set(re.findall(r"\[\^(\d+)\](?!:)", content))
+    notes = dict(re.findall(r"^\[\^(\d+)\]: (.+)$", content, re.M))
+    assert markers and markers == set(notes) == {str(c["n"]) for c in record["citations"]}
+    for citation in record["citations"]:
+        assert (
+            citation["text"] in notes[str(citation["n"])]
+            and citation["chunk_id"] in notes[str(citation["n"])]
+        )
+    assert not re.search(r"\[\d+\]", content)  # every marker became a footnote
+    assert content.endswith(f"_{DISCLAIMER}_")
+    [after] = stored(live)[before:]
+    assert after.channel == "openai" and after.answer.question == CEFAZOLIN
+
+
+def test_a_streamed_answer_arrives_in_chunks_that_make_the_same_reply(live: Live) -> None:
+    question = [
+        {"role": "user", "content": "Does tranexamic acid reduce blood loss after knee arthroplasty?"}
+    ]
+    chunks = list(client(live).chat.completions.create(model="evidenceqa", messages=question, stream=True))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert chunks[0].choices[0].delta.role == "assistant"
+    # Role, the answer's text as it is written, then its references, and the end with the record.
+    pieces = [c.choices[0].delta.content for c in chunks if c.choices[0].delta.content]
+    assert len(pieces) >= 2 and "[^1]: " not in pieces[0] and pieces[-1].startswith("\n\n[^1]: "), pieces
+    assert [c.choices[0].finish_reason for c in chunks] == [None] * (len(chunks) - 1) + ["stop"]
+    assert chunks[-1].model_extra["evidenceqa"]["citations"][0]["doc_id"] == "txa"
+    assert len({c.id for c in chunks}) == 1
+    # Asked again, not streamed (now from the cache): the same reply, footnotes and all.
+    whole = client(live).chat.completions.create(model="evidenceqa", messages=question)
+    assert whole.model_extra["evidenceqa"]["cache_hit"]
+    assert text == whole.choices[0].message.content and "[^1]: " in text
+
+
+def test_the_last_user_message_of_a_conversation_is_the_question(live: Live) -> None:
+    first = client(live).chat.completions.create(
+        model="evidenceqa", messages=[{"role": "user", "content": SHAVE}]
+    )
+    follow_up = "Is chlorhexidine gluconate safe on mucous membranes?"
+    second = client(live).chat.completions.create(
+        model="evidenceqa",
+        messages=[
+            {"role": "system", "content": "Answer from the library."},
+            {"role": "user", "content": SHAVE},
+            {"role": "assistant", "content": first.choices[0].message.content},
+            {"role": "user", "content": [{"type": "text", "text": follow_up}]},
+        ],
+    )
+    record = second.model_extra["evidenceqa"]
+    assert record["question"] == follow_up and {c["doc_id"] for c in record["citations"]} == {"chg"}
+
+
+def test_a_question_the_library_cannot_answer_abstains_without_references(live: Live) -> None:
+    completion = client(live).chat.completions.create(
+        model="evidenceqa",
+        messages=[{"role": "user", "content": "What humidity should an operating room have?"}],
+    )
+    content = completion.choices[0].message.content or ""
+    assert completion.model_extra["evidenceqa"]["abstained"]
+    assert content.startswith(ABSTAIN_MESSAGE) and "[^" not in content
+
+
+def test_the_search_model_returns_ranked_passages_with_references(live: Live) -> None:
+    completion = client(live).chat.completions.create(
+        model="evidenceqa-search", messages=[{"role": "user", "content": SHAVE}]
+    )
+    content = completion.choices[0].message.content or ""
+    passages = completion.model_extra["evidenceqa"]["passages"]
+    assert content.startswith("1. Shaving the incision site")
+    assert passages[0]["cite"] in content and passages[0]["chunk_id"] in content
+
+
+def test_errors_come_in_openais_shape_and_store_nothing(live: Live) -> None:
+    before = len(stored(live))
+    with pytest.raises(openai.AuthenticationError) as unauthorised:
+        client(live, key="not-a-token").chat.completions.create(
+            model="evidenceqa", messages=[{"role": "user", "content": SHAVE}]
+        )
+    assert unauthorised.value.code == "invalid_api_key" and unauthorised.value.type == "invalid_request_error"
+    with pytest.raises(openai.NotFoundError) as unknown:
+        client(live).chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": SHAVE}])
+    assert unknown.value.code == "model_not_found" and unknown.value.param == "model"
+    with pytest.raises(openai.BadRequestError) as too_long:
+        client(live).chat.completions.create(
+            model="evidenceqa", messages=[{"role": "user", "content": "why? " * 2000}]
+        )
+    assert "the limit is 2,000 (setting max_question_chars)" in too_long.value.message
+    with pytest.raises(openai.BadRequestError) as too_long_streamed:  # refused before the stream starts
+        client(live).chat.completions.create(
+            model="evidenceqa", messages=[{"role": "user", "content": "why? " * 2000}], stream=True
+        )
+    assert too_long_streamed.value.status_code == 400
+    with pytest.raises(openai.BadRequestError) as empty:
+        client(live).chat.completions.create(model="evidenceqa", messages=[])
+    assert empty.value.param == "messages"
+    with pytest.raises(openai.BadRequestError) as no_question:
+        client(live).chat.completions.create(
+            model="evidenceqa", messages=[{"role": "system", "content": "Hi"}]
+        )
+    assert "no user message" in no_question.value.message
+    assert len(stored(live)) == before
+
+
+def test_markers_split_across_streamed_pieces_still_become_footnotes() -> None:
+    footnoting = Footnoting()
+    shown = [footnoting.feed(piece) for piece in ["Clipping [", "1] lowers it [2", "][3]", " a [b] c ["]]
+    assert shown == ["Clipping ", "[^1] lowers it ", "[^2][^3]", " a [b] c "]
+    assert footnoting.flush() == "["
