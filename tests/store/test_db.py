@@ -24,6 +24,8 @@ TABLES = {
     "invites",
     "password_resets",
     "api_tokens",
+    "restricted_collections",
+    "collection_grants",
     "login_sessions",
     "guard_counters",
     "conversations",

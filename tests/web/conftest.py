@@ -8,6 +8,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,10 +175,9 @@ class Live:
         return store_of(self.app)
 
 
-@pytest.fixture(scope="module")
-def live(web_settings: Settings, database_url: str) -> Iterator[Live]:
-    """For the official clients (MCP, OpenAI SDKs), which speak to a real server over the wire."""
-    application = create_app(web_settings.model_copy(update={"database_url": database_url}))
+@contextmanager
+def served(application: FastAPI) -> Iterator[str]:
+    """`application` served by uvicorn in this process on a free loopback port: its address."""
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -186,10 +186,25 @@ def live(web_settings: Settings, database_url: str) -> Iterator[Live]:
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
         time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def with_people(application: FastAPI) -> dict[str, str]:
+    """PEOPLE's accounts in a started app: email → a raw API token of theirs."""
     tokens = {}
     for email, is_admin in PEOPLE.items():
         user = create_user(store_of(application), email, email.split("@")[0].title(), PASSWORD, is_admin)
         tokens[email] = accounts.create_api_token(store_of(application), user, "agent")[1]
-    yield Live(f"http://127.0.0.1:{port}", application, tokens)
-    server.should_exit = True
-    thread.join(30)
+    return tokens
+
+
+@pytest.fixture(scope="module")
+def live(web_settings: Settings, database_url: str) -> Iterator[Live]:
+    """For the official clients (MCP, OpenAI SDKs), which speak to a real server over the wire."""
+    application = create_app(web_settings.model_copy(update={"database_url": database_url}))
+    with served(application) as url:
+        yield Live(url, application, with_people(application))

@@ -22,12 +22,13 @@ from evidenceqa.cli.serve import find_user
 from evidenceqa.config import Settings
 from evidenceqa.store import (
     AccountError,
-    User,
+    EntitlementError,
+    access_of,
     api_tokens_of,
     create_api_token,
     open_store,
     revoke_api_token,
-    token_user,
+    token_owner,
 )
 from evidenceqa.store.db import Store
 
@@ -54,7 +55,7 @@ def mcp(ctx: typer.Context) -> None:
     if not token:
         fail(f"set {TOKEN_VARIABLE} to an API token (evidenceqa token create --user EMAIL --name NAME)")
     with open_store(settings) as store:
-        if token_user(store, token) is None:
+        if token_owner(store, token) is None:
             fail(f"{TOKEN_VARIABLE} is not a valid API token of an active account")
         asyncio.run(_serve_stdio(settings, store, token))
 
@@ -64,6 +65,7 @@ async def _serve_stdio(settings: Settings, store: Store, token: str) -> None:
 
     from evidenceqa.store.counters import open_counters
     from evidenceqa.web.agent_access import AgentAccess
+    from evidenceqa.web.entitlements import Reader
     from evidenceqa.web.guards import Guards
     from evidenceqa.web.library import Library
     from evidenceqa.web.mcp import build_server
@@ -75,13 +77,13 @@ async def _serve_stdio(settings: Settings, store: Store, token: str) -> None:
             Services(settings, store, library), Guards.of(settings, open_counters(settings, store))
         )
 
-        def user(ctx: Context) -> User:  # one indexed read: the token is checked at every call
-            found = token_user(store, token)
-            if found is None:
+        def reader(ctx: Context) -> Reader:  # a few indexed reads: the token is checked at every call
+            owner = token_owner(store, token)
+            if owner is None:
                 raise HTTPException(401, f"{TOKEN_VARIABLE} was revoked or its account deactivated")
-            return found
+            return Reader(owner[0], access_of(store, *owner))
 
-        await build_server(lambda: access, user).run_stdio_async()
+        await build_server(lambda: access, reader).run_stdio_async()
     finally:
         library.close()
 
@@ -91,12 +93,16 @@ def create(
     ctx: typer.Context,
     user: Annotated[str, typer.Option("--user", help="The email of the account it acts for.")],
     name: Annotated[str, typer.Option("--name", help="What will use it (e.g. 'ward chatbot').")],
+    collections: Annotated[
+        str | None, typer.Option(help="Comma-separated: it reads only these (default: all the account may).")
+    ] = None,
 ) -> None:
     """A new API token for an account, printed once (only its hash is kept)."""
+    held = [c.strip() for c in collections.split(",")] if collections is not None else None
     with open_store(settings_of(ctx)) as store:
         try:
-            record, raw = create_api_token(store, find_user(store, user), name)
-        except AccountError as exc:
+            record, raw = create_api_token(store, find_user(store, user), name, held)
+        except (AccountError, EntitlementError) as exc:
             fail(str(exc))
     out.print(raw, highlight=False)
     typer.echo(f"token {record.id} ({record.name}) for {user}: shown only now; keep it secret", err=True)
@@ -109,9 +115,10 @@ def list_tokens(
     """An account's tokens: id, name, when made and last used (never the tokens themselves)."""
     with open_store(settings_of(ctx)) as store:
         tokens = api_tokens_of(store, find_user(store, user))
-    rows = [[t.id, t.name, f"{t.created_at:%Y-%m-%d %H:%M}", f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "never"]
+    rows = [[t.id, t.name, ", ".join(t.collections) if t.collections is not None else "all it may read",
+             f"{t.created_at:%Y-%m-%d %H:%M}", f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "never"]
             for t in tokens]  # fmt: skip
-    emit(["Id", "Name", "Created", "Last used"], rows, as_markdown=False)
+    emit(["Id", "Name", "Collections", "Created", "Last used"], rows, as_markdown=False)
 
 
 @token_app.command("revoke")

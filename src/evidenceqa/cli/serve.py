@@ -11,8 +11,9 @@ import os
 import re
 import secrets
 import socket
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -22,16 +23,23 @@ from evidenceqa.cli.common import emit, fail, out, settings_of
 from evidenceqa.config import Settings
 from evidenceqa.store import (
     AccountError,
+    EntitlementError,
     Store,
     User,
     create_user,
+    grant,
     list_users,
     open_store,
+    open_to_all,
+    restrict,
+    restricted_collections,
     set_active,
     set_password,
+    withdraw,
 )
 
-admin_app = typer.Typer(help="Accounts, from the server's shell: reset a password, (de)activate a user.",
+admin_app = typer.Typer(help="Accounts, from the server's shell: reset a password, (de)activate a user, "
+                             "restrict collections to the accounts granted them.",
                         no_args_is_help=True)  # fmt: skip
 app.add_typer(admin_app, name="admin")
 
@@ -199,3 +207,62 @@ def users(ctx: typer.Context) -> None:
         rows = [[u.email, u.name, "admin" if u.is_admin else "clinician", "yes" if u.active else "no"]
                 for u in list_users(store)]  # fmt: skip
     emit(["Email", "Name", "Role", "Active"], rows, as_markdown=False)
+
+
+Collection = Annotated[str, typer.Argument(help="The collection's name (as ingested).")]
+Email = Annotated[str, typer.Option("--user", help="The account's email.")]
+
+
+@admin_app.command("collections")
+def collections(ctx: typer.Context) -> None:
+    """The restricted collections and the accounts granted each; every other collection is open."""
+    with open_store(settings_of(ctx)) as store:
+        rows = [
+            [name, ", ".join(emails) or "nobody yet"]
+            for name, emails in restricted_collections(store).items()
+        ]
+    emit(["Restricted collection", "Granted to"], rows, as_markdown=False)
+
+
+@admin_app.command("restrict")
+def restrict_collection(ctx: typer.Context, collection: Collection) -> None:
+    """Only the accounts granted COLLECTION may read it from now on (search, answers, MCP, /v1)."""
+    with open_store(settings_of(ctx)) as store:
+        changed = _entitlement(lambda: restrict(store, collection))
+    out.print(f"{collection}: restricted" + ("" if changed else " (it already was)"), highlight=False)
+
+
+@admin_app.command("open")
+def open_collection(ctx: typer.Context, collection: Collection) -> None:
+    """Every account may read COLLECTION again; its grants go."""
+    with open_store(settings_of(ctx)) as store:
+        if not open_to_all(store, collection):
+            fail(f"{collection!r} is not a restricted collection")
+    out.print(f"{collection}: open to every account", highlight=False)
+
+
+@admin_app.command("grant")
+def grant_collection(ctx: typer.Context, collection: Collection, email: Email) -> None:
+    """Let an account read a restricted COLLECTION."""
+    with open_store(settings_of(ctx)) as store:
+        _entitlement(lambda: grant(store, find_user(store, email), collection))
+    out.print(f"{email} may read {collection}", highlight=False)
+
+
+@admin_app.command("withdraw")
+def withdraw_collection(ctx: typer.Context, collection: Collection, email: Email) -> None:
+    """An account may no longer read a restricted COLLECTION (its tokens included)."""
+    with open_store(settings_of(ctx)) as store:
+        if not withdraw(store, find_user(store, email), collection):
+            fail(f"{email} had no grant of {collection!r}")
+    out.print(f"{email} may no longer read {collection}", highlight=False)
+
+
+T = TypeVar("T")
+
+
+def _entitlement(change: Callable[[], T]) -> T:
+    try:
+        return change()
+    except EntitlementError as exc:
+        fail(str(exc))

@@ -39,6 +39,7 @@ from evidenceqa.store.accounts import (
     set_active,
     set_password,
     start_session,
+    token_owner,
     token_user,
 )
 from evidenceqa.store.conversations import (
@@ -58,6 +59,16 @@ from evidenceqa.store.conversations import (
     to_answer,
 )
 from evidenceqa.store.db import Store, database_url, open_store
+from evidenceqa.store.entitlements import (
+    Access,
+    EntitlementError,
+    access_of,
+    grant,
+    open_to_all,
+    restrict,
+    restricted_collections,
+    withdraw,
+)
 from evidenceqa.store.labels import InvalidCategory, correct_label, failure_labels, save_automatic_label
 from evidenceqa.store.models import (
     FAILURE_CATEGORIES,
@@ -80,11 +91,13 @@ from evidenceqa.store.models import (
 __all__ = [
     "FAILURE_CATEGORIES",
     "RATINGS",
+    "Access",
     "AccountError",
     "AnswerRecord",
     "ApiToken",
     "Channel",
     "Conversation",
+    "EntitlementError",
     "FailureLabel",
     "Feedback",
     "FeedbackRow",
@@ -101,6 +114,7 @@ __all__ = [
     "StoredAnswer",
     "User",
     "accept_invite",
+    "access_of",
     "answer_record",
     "answers_between",
     "api_tokens_of",
@@ -119,13 +133,17 @@ __all__ = [
     "feedback_between",
     "feedback_of",
     "get_user",
+    "grant",
     "list_users",
     "messages_of",
     "open_store",
+    "open_to_all",
     "purge_expired_sessions",
     "record_exchange",
     "record_feedback",
     "reset_password",
+    "restrict",
+    "restricted_collections",
     "revoke_api_token",
     "save_automatic_label",
     "session_user",
@@ -134,5 +152,7 @@ __all__ = [
     "start_conversation",
     "start_session",
     "to_answer",
+    "token_owner",
     "token_user",
+    "withdraw",
 ]

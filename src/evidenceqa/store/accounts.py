@@ -23,6 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from evidenceqa.store.db import Store
+from evidenceqa.store.entitlements import check_token_collections
 from evidenceqa.store.models import ApiToken, Invite, LoginSession, PasswordReset, User
 from evidenceqa.text.characters import is_plain, visible
 
@@ -328,23 +329,36 @@ def purge_expired_sessions(store: Store) -> int:
         return cast(CursorResult[Any], session.execute(_dead_sessions(store, store.now()))).rowcount
 
 
-def create_api_token(store: Store, user: User, name: str) -> tuple[ApiToken, str]:
+def create_api_token(
+    store: Store, user: User, name: str, collections: list[str] | None = None
+) -> tuple[ApiToken, str]:
     """A token for scripts (`Authorization: Bearer …`): its record, and the token itself, which is
-    returned only now (only its hash is kept). `name` says what uses it, so it can be revoked."""
+    returned only now (only its hash is kept). `name` says what uses it, so it can be revoked.
+    `collections` holds it to those (each one its account may read); None: all its account may."""
     name = _name(name)
     if not name:
         raise AccountError("an API token needs a name: what will use it?")
+    if collections is not None:
+        collections = check_token_collections(store, user, collections)
     raw = API_TOKEN_PREFIX + secrets.token_urlsafe(32)
     with store.transaction() as session:
-        token = ApiToken(user_id=user.id, name=name, token_hash=token_hash(raw), created_at=store.now())
+        token = ApiToken(user_id=user.id, name=name, token_hash=token_hash(raw), created_at=store.now(),
+                         collections=collections)  # fmt: skip
         session.add(token)
         session.flush()  # its id, for the caller to show and revoke by
     return token, raw
 
 
 def token_user(store: Store, raw: str) -> User | None:
-    """The active user an API token belongs to, else None. Records when the token was last used, at
-    most once a minute, so a script's stream of calls is not a stream of writes."""
+    """The active user an API token belongs to, else None."""
+    found = token_owner(store, raw)
+    return found[0] if found is not None else None
+
+
+def token_owner(store: Store, raw: str) -> tuple[User, list[str] | None] | None:
+    """The active user an API token belongs to and the collections it is held to (None: all its
+    owner may read), else None. Records when the token was last used, at most once a minute, so a
+    script's stream of calls is not a stream of writes."""
     with store.read() as session:
         token = session.scalar(select(ApiToken).where(ApiToken.token_hash == token_hash(raw)))
         user = session.get(User, token.user_id) if token is not None else None
@@ -354,7 +368,7 @@ def token_user(store: Store, raw: str) -> User | None:
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_EVERY:
         with store.transaction() as session:
             session.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
-    return user
+    return user, token.collections
 
 
 def api_tokens_of(store: Store, user: User) -> list[ApiToken]:

@@ -112,6 +112,30 @@ class ApiToken(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime]
     last_used_at: Mapped[datetime | None]
+    # The collections it may read (within its owner's); None: all its owner may read.
+    collections: Mapped[list[str] | None] = mapped_column(JSON, default=None)
+
+
+class RestrictedCollection(Base):
+    """A collection only the accounts granted it may read (a publisher's licensed content, say);
+    every other collection is open to every account."""
+
+    __tablename__ = "restricted_collections"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    created_at: Mapped[datetime]
+
+
+class CollectionGrant(Base):
+    """An account that may read a restricted collection."""
+
+    __tablename__ = "collection_grants"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    collection: Mapped[str] = mapped_column(
+        ForeignKey("restricted_collections.name", ondelete="CASCADE"), primary_key=True
+    )
+    created_at: Mapped[datetime]
 
 
 class LoginSession(Base):

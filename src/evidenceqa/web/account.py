@@ -8,13 +8,13 @@ browser that changed its own password gets a new session, so only the others are
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from evidenceqa.store import User, accounts
+from evidenceqa.store import User, accounts, entitlements
 from evidenceqa.web.auth import (
     ApiAdmin,
     Identity,
@@ -144,3 +144,58 @@ async def admin_reset_link(request: Request, user_id: RowId, identity: ApiAdmin)
 async def admin_set_active(request: Request, user_id: RowId, body: ActiveIn, identity: ApiAdmin) -> UserOut:
     """Deactivate (logins and API tokens refused, sessions ended; conversations kept) or reactivate."""
     return user_out(await _set_active(request, identity, user_id, body.active))
+
+
+# Restricted collections (entitlements): only the accounts granted one may read it --------------------
+
+CollectionName = Annotated[str, Form(min_length=1, max_length=200)]
+
+
+@router.post("/admin/collections/restrict", response_class=HTMLResponse, include_in_schema=False)
+async def admin_restrict_page(request: Request, identity: PageAdmin, collection: CollectionName) -> Response:
+    changed = await run_in_threadpool(entitlements.restrict, services_of(request).store, collection.strip())
+    notice = f"{collection} is restricted: only the accounts granted it may read it."
+    return await admin_page_with(
+        request, identity, notice=notice if changed else f"{collection} already was restricted."
+    )
+
+
+@router.post("/admin/collections/open", response_class=HTMLResponse, include_in_schema=False)
+async def admin_open_page(request: Request, identity: PageAdmin, collection: CollectionName) -> Response:
+    await run_in_threadpool(entitlements.open_to_all, services_of(request).store, collection)
+    return await admin_page_with(request, identity, notice=f"{collection} is open to every account.")
+
+
+@router.post("/admin/collections/{change}", response_class=HTMLResponse, include_in_schema=False)
+async def admin_grant_page(
+    request: Request,
+    identity: PageAdmin,
+    change: Literal["grant", "withdraw"],
+    collection: CollectionName,
+    email: Annotated[str, Form(max_length=320)],
+) -> Response:
+    """Grant a restricted collection to an account, or withdraw it."""
+    return await _change_grant(request, identity, collection, email, granted=change == "grant")
+
+
+async def _change_grant(
+    request: Request, identity: Identity, collection: str, email: str, granted: bool
+) -> Response:
+    store = services_of(request).store
+
+    def change() -> str:
+        wanted = accounts.normalise_email(email)
+        user = next((u for u in accounts.list_users(store) if u.email == wanted), None)
+        if user is None:
+            raise entitlements.EntitlementError(f"no account with the email {email!r}")
+        if granted:
+            entitlements.grant(store, user, collection)
+            return f"{user.email} may read {collection}."
+        entitlements.withdraw(store, user, collection)
+        return f"{user.email} may no longer read {collection}, through any of their tokens."
+
+    try:
+        notice = await run_in_threadpool(change)
+    except (entitlements.EntitlementError, accounts.AccountError) as exc:
+        return await admin_page_with(request, identity, status.HTTP_400_BAD_REQUEST, error=str(exc))
+    return await admin_page_with(request, identity, notice=notice)

@@ -23,6 +23,7 @@ from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.store import Channel, User
+from evidenceqa.web.entitlements import Reader, within_access
 from evidenceqa.web.guards import Guards, app_guards, check_rate
 from evidenceqa.web.library import http_url
 from evidenceqa.web.records import answer_out, store_exchange
@@ -174,12 +175,18 @@ class AgentAccess:
         await check_rate(self.guards.asks if what == "questions" else self.guards.searches, user, what)
         return question
 
+    async def within(self, reader: Reader, filters: EvidenceFilters | None) -> Filters | None:
+        """The caller's filters held to what the reader may read (403 when they may read none of it)."""
+        chosen = filters.to_filters() if filters is not None else None
+        return within_access(reader.access, chosen, await self.services.library.collections())
+
     async def search(
-        self, user: User, question: str, k: int = 10, filters: EvidenceFilters | None = None
+        self, reader: Reader, question: str, k: int = 10, filters: EvidenceFilters | None = None
     ) -> SearchEvidenceOut:
-        question = await self.admit(user, question, "searches")
+        question = await self.admit(reader.user, question, "searches")
         library = self.services.library
-        response = await library.search(question, min(max(k, 1), MAX_RESULTS), _filters(filters))
+        held = await self.within(reader, filters)
+        response = await library.search(question, min(max(k, 1), MAX_RESULTS), held)
 
         def attributed() -> list[RankedPassage]:
             documents = _Documents(library.engine.catalogue)
@@ -200,7 +207,7 @@ class AgentAccess:
 
     async def answer(
         self,
-        user: User,
+        reader: Reader,
         question: str,
         filters: EvidenceFilters | None,
         channel: Channel,
@@ -208,24 +215,25 @@ class AgentAccess:
         admitted: bool = False,
     ) -> AnswerOut:
         """The cited answer (or the abstention) exactly as the chat gets it, stored in a new
-        conversation of `user`'s. `admitted`: the question was already through `admit`."""
+        conversation of the reader's. `admitted`: the question was already through `admit`."""
         if not admitted:
-            question = await self.admit(user, question, "questions")
-        answer, passages = await self.services.library.ask(question, _filters(filters), on_delta)
-
+            question = await self.admit(reader.user, question, "questions")
+        held = await self.within(reader, filters)
+        answer, passages = await self.services.library.ask(question, held, on_delta)
         conversation_id, answer_id = await run_in_threadpool(
-            store_exchange, self.services.store, user, None, answer, channel
+            store_exchange, self.services.store, reader.user, None, answer, channel
         )
         return answer_out(answer, answer_id, conversation_id, passages)
 
-    async def passage(self, chunk_id: str, context: int = 1) -> PassageInContext:
-        """A passage with up to `context` neighbours on each side; 404 when it is not in the library."""
+    async def passage(self, reader: Reader, chunk_id: str, context: int = 1) -> PassageInContext:
+        """A passage with up to `context` neighbours on each side; 404 when it is not in the library
+        or not in a collection the reader may read (the two are not told apart)."""
         context = min(max(context, 0), MAX_CONTEXT)
         catalogue = self.services.library.engine.catalogue
 
         def read() -> PassageInContext:
             chunk = catalogue.get_chunks([chunk_id]).get(chunk_id)
-            if chunk is None:
+            if chunk is None or not reader.access.may_read(chunk.collection):
                 raise HTTPException(404, f"no passage {chunk_id!r} in the library")
             # Its neighbours at the same level: paragraphs beside a paragraph, not the document's overview.
             siblings = [
@@ -250,8 +258,9 @@ class AgentAccess:
 
         return await self.services.library.run(read)
 
-    async def holdings(self) -> LibraryOut:
-        """What the library holds: per collection, documents, passages, years, last update."""
+    async def holdings(self, reader: Reader) -> LibraryOut:
+        """What the library holds that the reader may read: per collection, documents, passages,
+        years, last update."""
         catalogue = self.services.library.engine.catalogue
 
         def read() -> LibraryOut:
@@ -262,6 +271,7 @@ class AgentAccess:
                     updated_at=updated.get(name),
                 )
                 for name, docs, chunks, low, high in catalogue.summary()
+                if reader.access.may_read(name)
             ]  # fmt: skip
             return LibraryOut(
                 documents=sum(c.documents for c in collections),
@@ -271,12 +281,13 @@ class AgentAccess:
 
         return await self.services.library.run(read)
 
-    async def document(self, doc_id: str) -> tuple[Attribution, str]:
-        """A document's attribution and its text as Markdown; 404 when it is not in the library."""
+    async def document(self, reader: Reader, doc_id: str) -> tuple[Attribution, str]:
+        """A document's attribution and its text as Markdown; 404 when it is not in the library or
+        the reader may not read it."""
 
         def read() -> tuple[Attribution, str]:
             document = self.services.library.engine.catalogue.load_document(doc_id)
-            if document is None:
+            if document is None or not reader.access.may_read(document.collection):
                 raise HTTPException(404, f"no document {doc_id!r} in the library")
             return Attribution(**attribution(document)), as_markdown(document)
 
@@ -291,7 +302,3 @@ def as_markdown(document: Document) -> str:
             lines += ["", "#" * min(len(path) + 1, 6) + " " + section.heading]
         lines += [line for paragraph in section.paragraphs for line in ("", paragraph.text)]
     return "\n".join(lines) + "\n"
-
-
-def _filters(filters: EvidenceFilters | None) -> Filters | None:
-    return filters.to_filters() if filters is not None else None

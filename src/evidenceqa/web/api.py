@@ -17,8 +17,10 @@ from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.answer import GenerationError
 from evidenceqa.answer.base import DISCARD_STREAMED
+from evidenceqa.index.base import Filters
 from evidenceqa.store import Channel, User, accounts, conversations
-from evidenceqa.web.auth import ApiAdmin, ApiUser, public_link
+from evidenceqa.web.auth import ApiAdmin, ApiReader, ApiUser, public_link
+from evidenceqa.web.entitlements import within_access
 from evidenceqa.web.guards import check_ask_rate, check_search_rate, checked_question, log_question
 from evidenceqa.web.records import (
     answer_out,
@@ -88,7 +90,7 @@ async def readyz(request: Request, response: Response) -> ReadyOut:
                                        "event voids the text streamed so far (the LLM failed and "
                                        "the extractive answer follows)."}}}},
 )  # fmt: skip
-async def ask(body: AskIn, request: Request, identity: ApiUser) -> Any:
+async def ask(body: AskIn, request: Request, identity: ApiUser, reader: ApiReader) -> Any:
     """A cited answer from the library, stored in a conversation (a new one unless `conversation_id`
     is given). With `Accept: text/event-stream` the answer's text streams as it is produced."""
     services = services_of(request)
@@ -97,8 +99,14 @@ async def ask(body: AskIn, request: Request, identity: ApiUser) -> Any:
     log_question(request, identity.user, body.question)
     if body.conversation_id is not None:  # someone else's is refused before any work is done
         await run_in_threadpool(own_conversation, services.store, identity.user, body.conversation_id)
+    # Only what the reader may read (403 for a collection they may not), decided before any work.
+    filters = within_access(
+        reader.access,
+        body.filters.to_filters() if body.filters else None,
+        await services.library.collections(),
+    )
     # An API token is a script's; a login session is the chat page's.
-    produce = _producer(services, identity.user, body, "api" if identity.csrf is None else "chat")
+    produce = _producer(services, identity.user, body, filters, "api" if identity.csrf is None else "chat")
     if SSE in request.headers.get("accept", ""):
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}  # no proxy buffering
         return StreamingResponse(_stream(services, produce), media_type=SSE, headers=headers)
@@ -111,9 +119,10 @@ async def ask(body: AskIn, request: Request, identity: ApiUser) -> Any:
 Produce = Callable[[OnDelta | None], Coroutine[Any, Any, AnswerOut]]  # a coroutine: it runs as a task
 
 
-def _producer(services: Services, user: User, body: AskIn, channel: Channel) -> Produce:
+def _producer(
+    services: Services, user: User, body: AskIn, filters: Filters | None, channel: Channel
+) -> Produce:
     """The work of one question: answer it on the engine thread, store it, attach the cited passages."""
-    filters = body.filters.to_filters() if body.filters else None
 
     async def produce(on_delta: OnDelta | None) -> AnswerOut:
         answer, passages = await services.library.ask(body.question, filters, on_delta)
@@ -149,14 +158,16 @@ def _event(name: str, data: dict[str, Any]) -> str:
 @router.get("/api/search", response_model=SearchOut)
 async def search(
     request: Request,
-    identity: ApiUser,
+    reader: ApiReader,
     q: Annotated[str, Query(min_length=1, max_length=QUESTION_CEILING, description=QUESTION_NOTE)],
     k: Annotated[int | None, Query(ge=1, le=100, description="How many results.")] = None,
 ) -> SearchOut:
     """The ranked passages for a question (hybrid BM25 + dense search), as `evidenceqa search --json`.
     At most search_rate_per_minute a minute per user, then 429 with Retry-After."""
-    await check_search_rate(request, identity.user)
-    response = await services_of(request).library.search(checked_question(request, q), k)
+    await check_search_rate(request, reader.user)
+    library = services_of(request).library
+    filters = within_access(reader.access, None, await library.collections())
+    response = await library.search(checked_question(request, q), k, filters)
     return SearchOut.model_validate(response.to_dict())
 
 

@@ -44,7 +44,7 @@ def from_environment() -> FastAPI:
 def create_app(settings: Settings) -> FastAPI:
     # The MCP server's tools reach this app's library and guards once the lifespan has opened them.
     mcp_endpoint, mcp_sessions = mcp.http_app(
-        mcp.build_server(lambda: AgentAccess.of(app), mcp.http_user), lambda: AgentAccess.of(app)
+        mcp.build_server(lambda: AgentAccess.of(app), mcp.http_reader), lambda: AgentAccess.of(app)
     )
 
     @asynccontextmanager

@@ -20,7 +20,8 @@ from fastapi import Depends, HTTPException, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.config import Settings
-from evidenceqa.store import User, session_user, token_user
+from evidenceqa.store import User, session_user, token_owner
+from evidenceqa.web.entitlements import Reader, reader_of
 from evidenceqa.web.services import Services, services_of
 
 SESSION_COOKIE = "evidenceqa_session"
@@ -34,6 +35,7 @@ class Identity:
     user: User
     csrf: str | None  # the login session's CSRF token; None for an API token, which needs none
     session: str | None  # the session cookie's token, to end it at logout
+    token_collections: list[str] | None = None  # the API token's collections, when it is held to some
 
 
 class LoginRequired(Exception):
@@ -48,8 +50,8 @@ def identify(services: Services, request: Request) -> Identity | None:
     A bearer header that is wrong is not retried as a cookie: the caller meant the token."""
     scheme, _, raw = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer":
-        user = token_user(services.store, raw.strip()) if raw.strip() else None
-        return Identity(user, None, None) if user is not None else None
+        owner = token_owner(services.store, raw.strip()) if raw.strip() else None
+        return Identity(owner[0], None, None, owner[1]) if owner is not None else None
     cookie = request.cookies.get(SESSION_COOKIE)
     found = session_user(services.store, cookie) if cookie else None
     return Identity(found[0], found[1], cookie) if found is not None else None
@@ -98,7 +100,12 @@ async def page_admin(identity: Annotated[Identity, Depends(page_identity)]) -> I
     return _admin(identity)
 
 
+async def reader(identity: Annotated[Identity, Depends(api_identity)], request: Request) -> Reader:
+    return await reader_of(services_of(request).store, identity.user, identity.token_collections)
+
+
 ApiUser = Annotated[Identity, Depends(api_identity)]
+ApiReader = Annotated[Reader, Depends(reader)]
 ApiAdmin = Annotated[Identity, Depends(api_admin)]
 PageUser = Annotated[Identity, Depends(page_identity)]
 PageAdmin = Annotated[Identity, Depends(page_admin)]

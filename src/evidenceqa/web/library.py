@@ -76,6 +76,10 @@ class Library:
     async def search(self, question: str, k: int | None, filters: Filters | None = None) -> SearchResponse:
         return await self.run(lambda: self.retriever.search(question, k=k, filters=filters))
 
+    async def collections(self) -> list[str]:
+        """The names of the library's collections."""
+        return await self.run(lambda: [row[0] for row in self.engine.catalogue.summary()])
+
     async def readiness(self) -> tuple[dict[str, str], int | None, int | None]:
         """The index and the embedder checked for real (a count, a text embedded), with the
         library's version and size; each failure named by its kind only."""

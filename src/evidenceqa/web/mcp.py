@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evidenceqa import DISCLAIMER, __version__
-from evidenceqa.store import User, token_user
+from evidenceqa.store import token_owner
 from evidenceqa.web.agent_access import (
     AgentAccess,
     EvidenceFilters,
@@ -38,12 +38,13 @@ from evidenceqa.web.agent_access import (
     PassageInContext,
     SearchEvidenceOut,
 )
+from evidenceqa.web.entitlements import Reader, reader_of
 from evidenceqa.web.schemas import AnswerOut
 
 T = TypeVar("T")
 AccessOf = Callable[[], AgentAccess]  # the library and guards of the process serving the call
-UserOf = Callable[[Context], User]  # who is calling: the API token's owner
-USER_SCOPE_KEY = "evidenceqa.user"  # where the HTTP endpoint leaves the token's owner for the tools
+ReaderOf = Callable[[Context], Reader]  # who is calling (the API token's owner) and what they may read
+READER_SCOPE_KEY = "evidenceqa.reader"  # where the HTTP endpoint leaves the caller for the tools
 PATH = "/mcp"
 
 INSTRUCTIONS = f"""\
@@ -90,7 +91,7 @@ class KnownArguments:
         return await call_next(ctx)
 
 
-def build_server(access_of: AccessOf, user_of: UserOf) -> MCPServer:
+def build_server(access_of: AccessOf, reader_of: ReaderOf) -> MCPServer:
     known = KnownArguments()
     server: MCPServer = MCPServer(
         "evidenceqa", title="evidenceqa", instructions=INSTRUCTIONS, version=__version__,
@@ -112,7 +113,7 @@ def build_server(access_of: AccessOf, user_of: UserOf) -> MCPServer:
         filters = EvidenceFilters(
             year_min=year_min, year_max=year_max, collection=collection, doc_type=doc_type
         )
-        return await _tool(lambda: access_of().search(user_of(ctx), question, k, filters))
+        return await _tool(lambda: access_of().search(reader_of(ctx), question, k, filters))
 
     @server.tool(
         annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -131,19 +132,20 @@ def build_server(access_of: AccessOf, user_of: UserOf) -> MCPServer:
         filters = EvidenceFilters(
             year_min=year_min, year_max=year_max, collection=collection, doc_type=doc_type
         )
-        return await _tool(lambda: access_of().answer(user_of(ctx), question, filters, "mcp"))
+        return await _tool(lambda: access_of().answer(reader_of(ctx), question, filters, "mcp"))
 
     async def get_passage(
+        ctx: Context,
         chunk_id: Annotated[str, Field(min_length=1, max_length=300, description="A passage's chunk_id.")],
         context: Annotated[int, Field(ge=0, le=5, description="Passages to add on each side.")] = 1,
     ) -> PassageInContext:
         """One passage with its neighbours in the document (before and after, in reading order) and
         its document's attribution: for reading around a passage that search_evidence found."""
-        return await _tool(lambda: access_of().passage(chunk_id, context))
+        return await _tool(lambda: access_of().passage(reader_of(ctx), chunk_id, context))
 
-    async def list_collections() -> LibraryOut:
+    async def list_collections(ctx: Context) -> LibraryOut:
         """What the library holds: per collection, its documents, passages, years and last update."""
-        return await _tool(lambda: access_of().holdings())
+        return await _tool(lambda: access_of().holdings(reader_of(ctx)))
 
     for tool in (search_evidence, get_passage, list_collections):
         known.add(server, tool, _READ_ONLY)
@@ -155,9 +157,9 @@ def build_server(access_of: AccessOf, user_of: UserOf) -> MCPServer:
         "evidenceqa://document/{+doc_id}", name="document", mime_type="text/markdown",
         description="A whole document of the library as Markdown: its title, reference and sections.",
     )  # fmt: skip
-    async def document(doc_id: str) -> str:
+    async def document(doc_id: str, ctx: Context) -> str:
         try:
-            _, text = await access_of().document(doc_id)
+            _, text = await access_of().document(reader_of(ctx), doc_id)
         except HTTPException as exc:
             raise ResourceError(exc.detail) from exc
         return text
@@ -173,27 +175,29 @@ async def _tool(call: Callable[[], Awaitable[T]]) -> T:
         raise ToolError(exc.detail) from exc
 
 
-def http_user(ctx: Context) -> User:
-    """The API token's owner, as the HTTP endpoint found it."""
+def http_reader(ctx: Context) -> Reader:
+    """The API token's owner and what they may read, as the HTTP endpoint found them."""
     request = ctx.request_context.request
-    user = request.scope.get(USER_SCOPE_KEY) if request is not None else None
-    if not isinstance(user, User):  # the endpoint refuses a request without one before any tool runs
+    reader = request.scope.get(READER_SCOPE_KEY) if request is not None else None
+    if not isinstance(reader, Reader):  # the endpoint refuses a request without one before any tool runs
         raise ToolError("an API token is required")
-    return user
+    return reader
 
 
 class BearerEndpoint:
     """/mcp: the MCP app behind an API token (no cookies: an agent is not a browser), 401 without."""
 
-    def __init__(self, app: Starlette, user_of_token: Callable[[str], Awaitable[User | None]]) -> None:
+    def __init__(self, app: Starlette, reader_of_token: Callable[[str], Awaitable[Reader | None]]) -> None:
         self.app = app
-        self.user_of_token = user_of_token
+        self.reader_of_token = reader_of_token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers") or [])
         scheme, _, raw = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
-        user = await self.user_of_token(raw.strip()) if scheme.lower() == "bearer" and raw.strip() else None
-        if user is None:
+        reader = (
+            await self.reader_of_token(raw.strip()) if scheme.lower() == "bearer" and raw.strip() else None
+        )
+        if reader is None:
             refusal = JSONResponse(
                 {"error": "send an API token: Authorization: Bearer <token> (made on the tokens page "
                           "or with `evidenceqa token create`)"},
@@ -201,7 +205,7 @@ class BearerEndpoint:
             )  # fmt: skip
             await refusal(scope, receive, send)
             return
-        await self.app({**scope, USER_SCOPE_KEY: user}, receive, send)
+        await self.app({**scope, READER_SCOPE_KEY: reader}, receive, send)
 
 
 def http_app(server: MCPServer, access_of: AccessOf) -> tuple[ASGIApp, Any]:
@@ -213,7 +217,9 @@ def http_app(server: MCPServer, access_of: AccessOf) -> tuple[ASGIApp, Any]:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )  # fmt: skip
 
-    async def user_of_token(token: str) -> User | None:
-        return await run_in_threadpool(token_user, access_of().services.store, token)
+    async def reader_of_token(token: str) -> Reader | None:
+        store = access_of().services.store
+        owner = await run_in_threadpool(token_owner, store, token)
+        return await reader_of(store, *owner) if owner is not None else None
 
-    return BearerEndpoint(app, user_of_token), server.session_manager
+    return BearerEndpoint(app, reader_of_token), server.session_manager

@@ -30,7 +30,8 @@ from evidenceqa import DISCLAIMER
 from evidenceqa.answer import GenerationError
 from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.web.agent_access import AgentAccess, EvidenceFilters, SearchEvidenceOut
-from evidenceqa.web.auth import ApiUser
+from evidenceqa.web.auth import ApiReader, ApiUser
+from evidenceqa.web.entitlements import Reader
 from evidenceqa.web.schemas import AnswerOut
 from evidenceqa.web.services import AnswerStream
 
@@ -111,23 +112,23 @@ def _check_model(model: str) -> None:
 
 
 @router.post("/chat/completions")
-async def chat_completions(body: ChatCompletionIn, request: Request, identity: ApiUser) -> Any:
+async def chat_completions(body: ChatCompletionIn, request: Request, reader: ApiReader) -> Any:
     """The last user message answered from the library (OpenAI's chat completion shape)."""
     _check_model(body.model)
     question = body.question()
     access = AgentAccess.of(request.app)
     completion_id = f"chatcmpl-{time.time_ns():x}"
     if body.model == SEARCH_MODEL:
-        found = await access.search(identity.user, question, 10, body.filters)
+        found = await access.search(reader, question, 10, body.filters)
         reply = _passages_text(found)
         if body.stream:
             return _sse(_replay(completion_id, body.model, reply, found.model_dump(mode="json")))
         return _completion(completion_id, body.model, reply, found.model_dump(mode="json"))
     if body.stream:  # a question refused is refused before the stream starts, with its status
-        question = await access.admit(identity.user, question, "questions")
-        return _sse(_stream_answer(access, identity.user, question, body, completion_id))
+        question = await access.admit(reader.user, question, "questions")
+        return _sse(_stream_answer(access, reader, question, body, completion_id))
     try:
-        answer = await access.answer(identity.user, question, body.filters, "openai")
+        answer = await access.answer(reader, question, body.filters, "openai")
     except GenerationError as exc:
         raise OpenAIError(status.HTTP_502_BAD_GATEWAY, str(exc), kind="api_error") from exc
     return _completion(completion_id, body.model, with_footnotes(answer), answer.model_dump(mode="json"))
@@ -216,12 +217,12 @@ class Footnoting:
 
 
 async def _stream_answer(
-    access: AgentAccess, user: Any, question: str, body: ChatCompletionIn, completion_id: str
+    access: AgentAccess, reader: Reader, question: str, body: ChatCompletionIn, completion_id: str
 ) -> AsyncIterator[str]:
     """The answer's text as the generator writes it, then its references and the record."""
     answer = AnswerStream(
         access.services,
-        lambda on_delta: access.answer(user, question, body.filters, "openai", on_delta, admitted=True),
+        lambda on_delta: access.answer(reader, question, body.filters, "openai", on_delta, admitted=True),
     )
     yield _chunk(completion_id, body.model, {"role": "assistant", "content": ""})
     footnoting, streamed = Footnoting(), False

@@ -16,7 +16,7 @@ from jinja2 import Environment, FileSystemLoader
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa import DISCLAIMER
-from evidenceqa.store import User, accounts, conversations
+from evidenceqa.store import User, accounts, conversations, restricted_collections
 from evidenceqa.web.auth import (
     SESSION_COOKIE,
     Identity,
@@ -219,8 +219,10 @@ async def admin_page_with(
     """The admin page, with what an action just did (a notice, an error, a link to hand over)."""
     services = services_of(request)
     users = await run_in_threadpool(accounts.list_users, services.store)
+    restricted = await run_in_threadpool(restricted_collections, services.store)
     library = await services.library.status()
-    return render(request, "admin.html", identity, status_code, users=users, library=library, **context)
+    return render(request, "admin.html", identity, status_code, users=users, library=library,
+                  restricted=restricted, **context)  # fmt: skip
 
 
 @router.post("/admin/users", response_class=HTMLResponse)

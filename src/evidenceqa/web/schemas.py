@@ -254,6 +254,11 @@ class TokenIn(Body):
     name: str = Field(
         min_length=1, max_length=200, description="What will use the token, to know what to revoke."
     )
+    collections: list[Name] | None = Field(
+        None,
+        max_length=50,
+        description="It reads only these (each one you may read); null: all you may read.",
+    )
 
 
 class TokenOut(BaseModel):
@@ -261,6 +266,9 @@ class TokenOut(BaseModel):
 
     id: int
     name: str
+    collections: list[str] | None = Field(
+        description="The collections it is held to; null: all its owner may read."
+    )
     created_at: datetime
     last_used_at: datetime | None
 

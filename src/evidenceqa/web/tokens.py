@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request, Response, 
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
-from evidenceqa.store import accounts
+from evidenceqa.store import EntitlementError, accounts
 from evidenceqa.web.auth import ApiUser, Identity, PageUser, public_base
 from evidenceqa.web.pages import render
 from evidenceqa.web.schemas import NewTokenOut, RowId, TokenIn, TokenOut
@@ -53,12 +53,16 @@ async def tokens_page(request: Request, identity: PageSession) -> Response:
 
 @router.post("/tokens", response_class=HTMLResponse, include_in_schema=False)
 async def make_token_page(
-    request: Request, identity: PageSession, name: Annotated[str, Form(max_length=200)]
+    request: Request,
+    identity: PageSession,
+    name: Annotated[str, Form(max_length=200)],
+    collections: Annotated[str, Form(max_length=2000)] = "",
 ) -> Response:
     store = services_of(request).store
+    held = [c.strip() for c in collections.split(",") if c.strip()] or None
     try:
-        record, raw = await run_in_threadpool(accounts.create_api_token, store, identity.user, name)
-    except accounts.AccountError as exc:
+        record, raw = await run_in_threadpool(accounts.create_api_token, store, identity.user, name, held)
+    except (accounts.AccountError, EntitlementError) as exc:
         return await _page(request, identity, status.HTTP_400_BAD_REQUEST, error=str(exc))
     return await _page(request, identity, status.HTTP_201_CREATED, new_token=raw, new_name=record.name)
 
@@ -89,8 +93,10 @@ async def make_token(body: TokenIn, request: Request, identity: ApiSession) -> N
     """A new token for scripts; the response is the only time it is shown."""
     store = services_of(request).store
     try:
-        record, raw = await run_in_threadpool(accounts.create_api_token, store, identity.user, body.name)
-    except accounts.AccountError as exc:
+        record, raw = await run_in_threadpool(
+            accounts.create_api_token, store, identity.user, body.name, body.collections
+        )
+    except (accounts.AccountError, EntitlementError) as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     return NewTokenOut(**TokenOut.model_validate(record).model_dump(), token=raw)
 

@@ -1,0 +1,46 @@
+"""Searching only what the reader may read: their `store.Access` as the engine's pre-filter.
+
+The filter names the collections the reader may read (never the ones they may not, which a reader
+must not learn of), so a collection ingested after the list was made is left out, not let in. When
+no collection is restricted and the token names none, filters pass unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from evidenceqa.index.base import Filters
+from evidenceqa.store import Access, Store, User, access_of
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Who is reading, and what they may read."""
+
+    user: User
+    access: Access
+
+
+async def reader_of(store: Store, user: User, token_collections: list[str] | None) -> Reader:
+    return Reader(user, await run_in_threadpool(access_of, store, user, token_collections))
+
+
+def within_access(access: Access, chosen: Filters | None, library: Iterable[str]) -> Filters | None:
+    """`chosen` held to the collections of `library` the reader may read; 403 when a collection asked
+    for may not be read, or when the reader may read none."""
+    if not access.forbidden and access.only is None:
+        return chosen
+    collections = sorted(set(library))
+    readable = tuple(c for c in collections if access.may_read(c))
+    if chosen is not None and chosen.collections:
+        refused = sorted(c for c in chosen.collections if not access.may_read(c))
+        if refused:
+            raise HTTPException(403, f"your account may not read the collection {', '.join(refused)}")
+        return chosen
+    if not readable:
+        raise HTTPException(403, "your account may read no collection of this library")
+    return replace(chosen or Filters(), collections=readable)
