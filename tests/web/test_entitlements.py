@@ -151,6 +151,9 @@ def test_the_openai_api_answers_within_what_the_account_may_read(licensed: Live)
         client.chat.completions.create(model="evidenceqa", messages=[{"role": "user", "content": WARMING}],
                                        extra_body={"filters": {"collection": "licensed"}})  # fmt: skip
     assert refused.value.status_code == 403
+    with pytest.raises(openai.PermissionDeniedError):  # streamed: refused before the stream starts
+        client.chat.completions.create(model="evidenceqa", messages=[{"role": "user", "content": WARMING}],
+                                       extra_body={"filters": {"collection": "licensed"}}, stream=True)  # fmt: skip
 
 
 def test_a_token_held_to_some_collections_reads_only_those(licensed: Live) -> None:

@@ -126,6 +126,7 @@ async def chat_completions(body: ChatCompletionIn, request: Request, reader: Api
         return _completion(completion_id, body.model, reply, found.model_dump(mode="json"))
     if body.stream:  # a question refused is refused before the stream starts, with its status
         question = await access.admit(reader.user, question, "questions")
+        await access.within(reader, body.filters)  # 403 for a collection the reader may not read
         return _sse(_stream_answer(access, reader, question, body, completion_id))
     try:
         answer = await access.answer(reader, question, body.filters, "openai")
