@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from evidenceqa.analytics.rows import Exchange
 from evidenceqa.records import Answer, Citation, Usage
-from evidenceqa.store import FeedbackRow
+from evidenceqa.store import Channel, FeedbackRow
 from tests.analytics.home import START
 
 
@@ -23,6 +23,7 @@ def exchange(
     question: str = "Does shaving increase infection?",
     cited: tuple[str, ...] = ("shave",),
     index_version: int = 1,
+    channel: Channel = "chat",
 ) -> Exchange:
     when = START + timedelta(days=day)
     stages = cost or {"embed": 0.0, "search": 0.0, "generate": 0.0}
@@ -38,7 +39,7 @@ def exchange(
         cost_usd={**stages, "total": sum(stages.values())}, usage=Usage(), index_version=index_version,
         cache_hit=cache_hit,
     )  # fmt: skip
-    return Exchange(answer_id, when, user, conversation, answer, feedback)
+    return Exchange(answer_id, when, user, conversation, answer, feedback, channel=channel)
 
 
 def _citation(n: int, doc_id: str) -> Citation:

@@ -13,6 +13,7 @@ from evidenceqa.analytics.metrics import (
     summarise,
     weekly,
 )
+from evidenceqa.analytics.report import summary_rows
 from tests.analytics.rows import exchange
 
 
@@ -67,11 +68,13 @@ def test_summary_of_a_small_pilot() -> None:
     rows = [
         exchange(1, 1.0, conversation=1, user=1, latency_s=2.0),
         exchange(2, 0.2, conversation=1, user=1, latency_s=4.0),
-        exchange(3, conversation=2, user=2, latency_s=6.0, cache_hit=True),
-        exchange(4, abstained=True, conversation=3, user=2, latency_s=None),
+        exchange(3, conversation=2, user=2, latency_s=6.0, cache_hit=True, channel="mcp"),
+        exchange(4, abstained=True, conversation=3, user=2, latency_s=None, channel="openai"),
     ]
     s = summarise(rows, "feedback_or_answered", 5.0)
     assert (s.conversations, s.answers, s.users) == (3, 4, 2)
+    assert s.channels == {"chat": 2, "mcp": 1, "openai": 1}  # agents' use counted beside the chat's
+    assert ("Answers by channel", "chat 2 · mcp 1 · openai 1") in summary_rows(s)
     assert (s.feedback_responses, s.rated_answers, s.response_rate) == (2, 2, 0.5)
     assert (s.successes, s.judged, s.success_rate) == (2, 4, 0.5)  # 1: rated 1.0, 3: answered
     assert (s.abstentions, s.abstention_rate) == (1, 0.25)

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -121,6 +121,8 @@ class Summary:
     cache_hit_rate: float | None
     cost_per_query_usd: dict[str, float] = field(default_factory=dict)
     cost_total_usd: float = 0.0
+    # Answers per way of asking (chat, api, mcp, openai): how much of the use is agents'.
+    channels: dict[str, int] = field(default_factory=dict)
 
 
 def summarise(rows: Sequence[Exchange], rule: SuccessRule, target_s: float) -> Summary:
@@ -147,6 +149,7 @@ def summarise(rows: Sequence[Exchange], rule: SuccessRule, target_s: float) -> S
         cache_hit_rate=ratio(hits, len(rows)),
         cost_per_query_usd=cost_per_query(rows),
         cost_total_usd=sum(x.cost_usd for x in rows),
+        channels=dict(sorted(Counter(x.channel for x in rows).items())),
     )
 
 

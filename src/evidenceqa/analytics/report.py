@@ -143,6 +143,7 @@ def summary_rows(s: Summary) -> list[tuple[str, str]]:
     rows = [
         ("Conversations", str(s.conversations)),
         ("Answers", str(s.answers)),
+        ("Answers by channel", " · ".join(f"{name} {count}" for name, count in s.channels.items()) or "–"),
         ("Users", str(s.users)),
         ("Feedback responses", str(s.feedback_responses)),
         ("Response rate (answers rated)", f"{pct(s.response_rate)} ({s.rated_answers} of {s.answers})"),
