@@ -193,12 +193,16 @@ def environment(settings: Settings) -> dict[str, str]:
             **path}  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def stdio_settings(web_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    """The small home with its own new database, holding one clinician."""
-    settings = web_settings.model_copy(
-        update={"database_url": f"sqlite:///{tmp_path_factory.mktemp('stdio') / 'app.sqlite3'}"}
-    )
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def stdio_settings(
+    web_settings: Settings, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Settings:
+    """The small home with its own new database of each kind, holding one clinician."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('stdio') / 'app.sqlite3'}"
+    else:
+        url = request.getfixturevalue("postgres").create_database()
+    settings = web_settings.model_copy(update={"database_url": url})
     with open_store(settings) as store:
         create_user(store, ALICE, "Alice", PASSWORD)
     return settings
