@@ -41,6 +41,16 @@ def test_document_and_chunks_round_trip(tmp_path):
         assert catalogue.changes_since(0) == [(1, "d1", "upsert")]
 
 
+def test_metadata_is_read_without_the_full_text(tmp_path):
+    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
+        doc = _doc()
+        with catalogue.transaction():
+            _put(catalogue, doc)
+        found = catalogue.document_metadata(["d1", "d1", "missing"])
+        assert list(found) == ["d1"]
+        assert found["d1"].title == "T" and found["d1"].year == 2020 and found["d1"].sections == []
+
+
 def test_a_failed_transaction_leaves_the_previous_state(tmp_path):
     with Catalogue(tmp_path / "c.sqlite3") as catalogue:
         with catalogue.transaction():

@@ -4,6 +4,7 @@ the document resource, tokens refused, and bad input answered as tool errors wit
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import subprocess
@@ -137,8 +138,11 @@ def test_a_document_reads_as_a_resource(live: Live) -> None:
     assert "## Results" in content.text and "Clipping did not." in content.text
 
 
-def test_bad_input_is_a_tool_error_naming_the_reason_and_stores_nothing(live: Live) -> None:
+def test_bad_input_is_a_tool_error_naming_the_reason_and_stores_nothing(
+    live: Live, caplog: pytest.LogCaptureFixture
+) -> None:
     before = len(answers_of(live))
+    caplog.set_level(logging.INFO)  # what a deployment logs: the SDK's failures included
 
     async def work(session: ClientSession) -> list[Any]:
         return [
@@ -160,6 +164,9 @@ def test_bad_input_is_a_tool_error_naming_the_reason_and_stores_nothing(live: Li
         "answer_question takes no argument 'dose'; it takes question, year_min, year_max, collection, doc_type"
     )
     assert len(answers_of(live)) == before
+    # The SDK logs each failure, by field name and our message only: never the question or a value.
+    assert "Tool 'search_evidence' rejected arguments: ['k']" in caplog.text
+    assert SHAVE not in caplog.text and "why?" not in caplog.text and "high" not in caplog.text
 
 
 @pytest.mark.parametrize("token", ["", "not-a-token"])

@@ -192,6 +192,18 @@ class Catalogue:
         row = self.db.execute("SELECT data FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
         return Document.from_dict(json.loads(row[0])) if row else None
 
+    def document_metadata(self, doc_ids: Iterable[str]) -> dict[str, Document]:
+        """Documents by id without their sections: what a citation needs, without parsing full text
+        (a full-text article's JSON is hundreds of kB). Ids not in the catalogue are absent."""
+        found: dict[str, Document] = {}
+        for batch in _batches(sorted(set(doc_ids))):
+            marks = ", ".join("?" * len(batch))
+            sql = f"SELECT json_remove(data, '$.sections') FROM documents WHERE doc_id IN ({marks})"
+            for (data,) in self.db.execute(sql, batch):
+                document = Document.from_dict(json.loads(data))
+                found[document.doc_id] = document
+        return found
+
     def iter_documents(self, collection: str | None = None) -> Iterator[Document]:
         sql = "SELECT data FROM documents"
         args: tuple[str, ...] = ()

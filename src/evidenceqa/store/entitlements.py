@@ -27,6 +27,10 @@ class Access:
     forbidden: frozenset[str] = frozenset()  # restricted collections not granted to the account
     only: frozenset[str] | None = None
 
+    @property
+    def unlimited(self) -> bool:
+        return not self.forbidden and self.only is None
+
     def may_read(self, collection: str) -> bool:
         return collection not in self.forbidden and (self.only is None or collection in self.only)
 

@@ -10,6 +10,7 @@ HTTPException (a status and a one-line reason); each protocol turns them into it
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,7 +24,7 @@ from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.store import Channel, User
-from evidenceqa.web.entitlements import Reader, within_access
+from evidenceqa.web.entitlements import Reader, held_filters
 from evidenceqa.web.guards import Guards, app_guards, check_rate
 from evidenceqa.web.library import http_url
 from evidenceqa.web.records import answer_out, store_exchange
@@ -137,18 +138,12 @@ def attribution(document: Document) -> dict[str, Any]:
     }
 
 
-class _Documents:
-    """Documents read once per call, however many of their passages it returns."""
-
-    def __init__(self, catalogue: Catalogue) -> None:
-        self.catalogue = catalogue
-        self.loaded: dict[str, Document | None] = {}
-
-    def attribution(self, doc_id: str) -> dict[str, Any]:
-        if doc_id not in self.loaded:
-            self.loaded[doc_id] = self.catalogue.load_document(doc_id)
-        document = self.loaded[doc_id]
-        return attribution(document or Document(doc_id=doc_id))
+def attributions(catalogue: Catalogue, doc_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Each document's attribution, from one metadata read (never the full text); a document no
+    longer in the catalogue is attributed by its id alone."""
+    ids = set(doc_ids)
+    documents = catalogue.document_metadata(ids)
+    return {doc_id: attribution(documents.get(doc_id) or Document(doc_id=doc_id)) for doc_id in ids}
 
 
 @dataclass
@@ -178,7 +173,7 @@ class AgentAccess:
     async def within(self, reader: Reader, filters: EvidenceFilters | None) -> Filters | None:
         """The caller's filters held to what the reader may read (403 when they may read none of it)."""
         chosen = filters.to_filters() if filters is not None else None
-        return within_access(reader.access, chosen, await self.services.library.collections())
+        return await held_filters(reader, chosen, self.services.library)
 
     async def search(
         self, reader: Reader, question: str, k: int = 10, filters: EvidenceFilters | None = None
@@ -189,7 +184,7 @@ class AgentAccess:
         response = await library.search(question, min(max(k, 1), MAX_RESULTS), held)
 
         def attributed() -> list[RankedPassage]:
-            documents = _Documents(library.engine.catalogue)
+            cited = attributions(library.engine.catalogue, (r.chunk.doc_id for r in response.results))
             return [
                 RankedPassage(
                     rank=result.rank,
@@ -197,7 +192,7 @@ class AgentAccess:
                     chunk_id=result.chunk.chunk_id,
                     section=" > ".join(result.chunk.section_path),
                     text=result.chunk.body,
-                    **documents.attribution(result.chunk.doc_id),
+                    **cited[result.chunk.doc_id],
                 )
                 for result in response.results
             ]
@@ -253,7 +248,7 @@ class AgentAccess:
                 text=chunk.body,
                 before=shown(siblings[max(0, at - context) : at]),
                 after=shown(siblings[at + 1 : at + 1 + context]),
-                **_Documents(catalogue).attribution(chunk.doc_id),
+                **attributions(catalogue, [chunk.doc_id])[chunk.doc_id],
             )
 
         return await self.services.library.run(read)

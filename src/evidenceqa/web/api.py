@@ -20,7 +20,7 @@ from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.index.base import Filters
 from evidenceqa.store import Channel, User, accounts, conversations
 from evidenceqa.web.auth import ApiAdmin, ApiReader, ApiUser, public_link
-from evidenceqa.web.entitlements import within_access
+from evidenceqa.web.entitlements import held_filters
 from evidenceqa.web.guards import check_ask_rate, check_search_rate, checked_question, log_question
 from evidenceqa.web.records import (
     answer_out,
@@ -100,10 +100,8 @@ async def ask(body: AskIn, request: Request, identity: ApiUser, reader: ApiReade
     if body.conversation_id is not None:  # someone else's is refused before any work is done
         await run_in_threadpool(own_conversation, services.store, identity.user, body.conversation_id)
     # Only what the reader may read (403 for a collection they may not), decided before any work.
-    filters = within_access(
-        reader.access,
-        body.filters.to_filters() if body.filters else None,
-        await services.library.collections(),
+    filters = await held_filters(
+        reader, body.filters.to_filters() if body.filters else None, services.library
     )
     # An API token is a script's; a login session is the chat page's.
     produce = _producer(services, identity.user, body, filters, "api" if identity.csrf is None else "chat")
@@ -166,7 +164,7 @@ async def search(
     At most search_rate_per_minute a minute per user, then 429 with Retry-After."""
     await check_search_rate(request, reader.user)
     library = services_of(request).library
-    filters = within_access(reader.access, None, await library.collections())
+    filters = await held_filters(reader, None, library)
     response = await library.search(checked_question(request, q), k, filters)
     return SearchOut.model_validate(response.to_dict())
 

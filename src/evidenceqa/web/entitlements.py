@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException
 
 from evidenceqa.index.base import Filters
 from evidenceqa.store import Access, Store, User, access_of
+from evidenceqa.web.library import Library
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,18 @@ async def reader_of(store: Store, user: User, token_collections: list[str] | Non
     return Reader(user, await run_in_threadpool(access_of, store, user, token_collections))
 
 
+async def held_filters(reader: Reader, chosen: Filters | None, library: Library) -> Filters | None:
+    """`within_access` for this reader; the library's collections are read only when the reader's
+    access is limited, so an open library costs no catalogue read per question."""
+    if reader.access.unlimited:
+        return chosen
+    return within_access(reader.access, chosen, await library.collections())
+
+
 def within_access(access: Access, chosen: Filters | None, library: Iterable[str]) -> Filters | None:
     """`chosen` held to the collections of `library` the reader may read; 403 when a collection asked
     for may not be read, or when the reader may read none."""
-    if not access.forbidden and access.only is None:
+    if access.unlimited:
         return chosen
     collections = sorted(set(library))
     readable = tuple(c for c in collections if access.may_read(c))

@@ -131,11 +131,13 @@ class Library:
 def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[CitationOut]:
     """Each citation with the chunk it quotes (for highlighting in context) and its document's link."""
     chunks = catalogue.get_chunks([c.chunk_id for c in citations])
-    documents = {doc_id: catalogue.load_document(doc_id) for doc_id in {c.doc_id for c in citations}}
-    urls = {doc_id: http_url(doc.url) if doc else None for doc_id, doc in documents.items()}
+    documents = catalogue.document_metadata(c.doc_id for c in citations)
+    urls = {doc_id: http_url(doc.url) for doc_id, doc in documents.items()}
     return [
         CitationOut(
-            **asdict(c), body=chunks[c.chunk_id].body if c.chunk_id in chunks else None, url=urls[c.doc_id]
+            **asdict(c),
+            body=chunks[c.chunk_id].body if c.chunk_id in chunks else None,
+            url=urls.get(c.doc_id),
         )
         for c in citations
     ]
