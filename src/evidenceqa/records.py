@@ -58,6 +58,8 @@ class Answer:
     p_answerable: float | None = None  # the calibrated adequacy model's belief, when there is one
     cache_hit: bool = False
     query_id: str | None = None
+    # A follow-up resolved against its conversation: what was searched, when not the question itself.
+    searched_for: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,6 +78,7 @@ class Answer:
         return {
             "query_id": self.query_id,
             "question": self.question,
+            "searched_for": self.searched_for,
             "answer": self.answer,
             "abstained": self.abstained,
             "citations": [asdict(c) for c in self.citations],

@@ -41,6 +41,17 @@ def test_ask_json_has_the_answer_record(home: Path) -> None:
     assert {"filters", "query_id", "generator", "index_version"} <= set(row)
 
 
+def test_a_follow_up_is_asked_after_the_earlier_questions(home: Path) -> None:
+    earlier = "Is chlorhexidine gluconate safe to use?"
+    result = run(home, "ask", "What about on mucous membranes?", "--after", earlier)
+    assert result.returncode == 0, result.stderr
+    assert "searched for: Is chlorhexidine gluconate safe to use on mucous membranes?" in result.stderr
+    row = json.loads(run(home, "ask", "What about on mucous membranes?", "--after", earlier, "--json").stdout)
+    assert row["question"] == "What about on mucous membranes?"
+    assert row["searched_for"] == "Is chlorhexidine gluconate safe to use on mucous membranes?"
+    assert row["citations"][0]["doc_id"] == "chg"
+
+
 def test_batch_writes_one_row_per_question(home: Path, tmp_path: Path) -> None:
     queries = tmp_path / "q.jsonl"
     rows = [

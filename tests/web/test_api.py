@@ -202,6 +202,27 @@ def test_ask_returns_a_cited_answer_stored_with_its_id(app: FastAPI, alice: Clie
     assert again["conversation_id"] == answer["conversation_id"] and again["answer_id"] != answer["answer_id"]
 
 
+def test_a_follow_up_is_resolved_against_its_conversation_and_says_what_was_searched(
+    app: FastAPI, alice: Client
+) -> None:
+    first = _ask(alice, "Does tranexamic acid reduce blood loss after knee arthroplasty?")
+    follow = _ask(alice, "Is it safe after knee arthroplasty?", conversation_id=first["conversation_id"])
+    assert follow["question"] == "Is it safe after knee arthroplasty?"
+    assert follow["searched_for"] == "Is tranexamic acid safe after knee arthroplasty?"
+    assert follow["citations"][0]["doc_id"] == "txa"
+    # Stored, shown on the page, and what the next follow-up leans on.
+    user = _user(app, "alice@example.org")
+    assert conversations.searched_questions(store_of(app), first["conversation_id"], user) == [
+        first["question"],
+        follow["searched_for"],
+    ]
+    page = alice.get(f"/conversations/{first['conversation_id']}").text
+    assert "Searched for: <q>Is tranexamic acid safe after knee arthroplasty?</q>" in page
+    # The same words in a new conversation have nothing to lean on.
+    alone = _ask(alice, "Is it safe after knee arthroplasty?")
+    assert alone["searched_for"] is None
+
+
 def test_each_answer_records_whether_the_chat_or_a_script_asked(app: FastAPI, alice: Client) -> None:
     from_chat = _ask(alice, CEFAZOLIN)
     _, token = create_api_token(store_of(app), _user(app, "alice@example.org"), "script")

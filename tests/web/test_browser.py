@@ -224,6 +224,38 @@ def test_ask_read_the_cited_passage_and_give_feedback(server: Server, browser: A
     context.close()
 
 
+def test_a_follow_up_is_answered_in_the_light_of_the_first_question(
+    server: Server, browser: Any, artifacts: Path
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(server.url)
+    page.get_by_label("Email").fill(ADMIN)
+    page.get_by_label("Password").fill(server.password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(server.url)
+    answers = page.locator("article.answer[data-answer-id]")
+    for n, question in enumerate(("Does tranexamic acid reduce blood loss after knee arthroplasty?",
+                                  "Is it safe after knee arthroplasty?")):  # fmt: skip
+        page.get_by_label("Your question").fill(question)
+        page.get_by_role("button", name="Ask").click()
+        answers.nth(n).wait_for()
+    follow_up = answers.nth(1)
+    searched = "Searched for: Is tranexamic acid safe after knee arthroplasty?"
+    assert follow_up.locator(".searched-for").inner_text().replace("“", "").replace("”", "") == searched
+    assert answers.nth(0).locator(".searched-for").count() == 0  # the first question stands alone
+    assert (
+        "Tranexamic acid in knee arthroplasty" in follow_up.locator(".citations summary").first.inner_text()
+    )
+    page.reload()  # the history, rendered by the server, says the same
+    shown = page.locator("article.answer[data-answer-id]").nth(1).locator(".searched-for").inner_text()
+    assert shown.replace("“", "").replace("”", "") == searched
+    shot = artifacts / "follow-up.png"
+    page.screenshot(path=str(shot), full_page=True)
+    _keep(shot)
+    context.close()
+
+
 def test_the_chat_fits_a_phone(server: Server, browser: Any, artifacts: Path) -> None:
     state = artifacts / "state.json"
     if not state.exists():

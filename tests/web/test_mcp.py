@@ -128,6 +128,20 @@ def test_search_read_around_and_answer_with_citations_to_real_passages(live: Liv
     assert stored[-1].user_id == next(u.id for u in list_users(live.store) if u.email == ALICE)
 
 
+def test_a_follow_up_is_answered_against_the_earlier_questions_an_agent_passes(live: Live) -> None:
+    async def work(session: ClientSession) -> Any:
+        arguments = {
+            "question": "Is it safe after knee arthroplasty?",
+            "earlier_questions": ["Does tranexamic acid reduce blood loss after knee arthroplasty?"],
+        }
+        return structured(await session.call_tool("answer_question", arguments))
+
+    answer = with_session(live, work)
+    assert answer["searched_for"] == "Is tranexamic acid safe after knee arthroplasty?"
+    assert answer["citations"][0]["doc_id"] == "txa"
+    assert answers_of(live)[-1].answer.searched_for == answer["searched_for"]
+
+
 def test_a_document_reads_as_a_resource(live: Live) -> None:
     async def work(session: ClientSession) -> Any:
         return await session.read_resource("evidenceqa://document/shave")
@@ -161,7 +175,8 @@ def test_bad_input_is_a_tool_error_naming_the_reason_and_stores_nothing(
     refused = raised(lambda: with_session(live, unknown_argument))  # the protocol's own error
     assert isinstance(refused, MCPError) and refused.code == INVALID_PARAMS
     assert refused.message == (
-        "answer_question takes no argument 'dose'; it takes question, year_min, year_max, collection, doc_type"
+        "answer_question takes no argument 'dose'; it takes question, year_min, year_max, collection, doc_type, "
+        "earlier_questions"
     )
     assert len(answers_of(live)) == before
     # The SDK logs each failure, by field name and our message only: never the question or a value.

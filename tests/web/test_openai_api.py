@@ -95,6 +95,23 @@ def test_the_last_user_message_of_a_conversation_is_the_question(live: Live) -> 
     )
     record = second.model_extra["evidenceqa"]
     assert record["question"] == follow_up and {c["doc_id"] for c in record["citations"]} == {"chg"}
+    assert record["searched_for"] is None  # a question of its own: searched as asked
+
+
+def test_a_follow_up_leans_on_the_earlier_user_messages(live: Live) -> None:
+    earlier = "Does tranexamic acid reduce blood loss after knee arthroplasty?"
+    messages = [
+        {"role": "user", "content": earlier},
+        {"role": "assistant", "content": "It does [^1]."},
+        {"role": "user", "content": "Is it safe after knee arthroplasty?"},
+    ]
+    whole = client(live).chat.completions.create(model="evidenceqa", messages=messages)
+    record = whole.model_extra["evidenceqa"]
+    assert record["question"] == "Is it safe after knee arthroplasty?"
+    assert record["searched_for"] == "Is tranexamic acid safe after knee arthroplasty?"
+    assert record["citations"][0]["doc_id"] == "txa"
+    streamed = list(client(live).chat.completions.create(model="evidenceqa", messages=messages, stream=True))
+    assert streamed[-1].model_extra["evidenceqa"]["searched_for"] == record["searched_for"]
 
 
 def test_a_question_the_library_cannot_answer_abstains_without_references(live: Live) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from evidenceqa.documents import Chunk
 from evidenceqa.records import Sentence, Usage
@@ -61,6 +61,14 @@ class Generator(Protocol):
     def generate(
         self, question: str, evidence: Sequence[Evidence], on_delta: Callable[[str], None] | None = None
     ) -> Draft: ...
+
+
+@runtime_checkable
+class Rewriter(Protocol):
+    """A generator that can also rewrite a follow-up question to stand alone (an LLM); the
+    Answerer asks it first and falls back on the offline rules (`retrieval.followup`)."""
+
+    def rewrite_followup(self, question: str, previous: Sequence[str]) -> str: ...
 
 
 def abstention(model: str) -> Draft:

@@ -53,6 +53,7 @@ class Engine:
         from evidenceqa.answer import load_generator
         from evidenceqa.answer.abstain import Abstainer
         from evidenceqa.answer.pipeline import Answerer
+        from evidenceqa.retrieval.followup import FollowUps, catalogue_rarity
 
         return Answerer(
             self.settings,
@@ -61,6 +62,7 @@ class Engine:
             cache or open_cache(self.settings),
             Abstainer.load(self.settings.home),
             index_version=lambda: self.catalogue.index_version,
+            followups=FollowUps(self.embedder, catalogue_rarity(self.catalogue)),
         )
 
     def pending(self) -> int:

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from evidenceqa.answer.base import DISCARD_STREAMED, Draft, Evidence, GenerationError, Generator
+from evidenceqa.answer.base import DISCARD_STREAMED, Draft, Evidence, GenerationError, Generator, Rewriter
 
 log = logging.getLogger(__name__)
 
@@ -19,6 +19,11 @@ class FallbackGenerator:
         self.primary = primary
         self.fallback = fallback
         self.name = primary.name  # the configured generator: cache keys and records name it
+
+    def rewrite_followup(self, question: str, previous: Sequence[str]) -> str:
+        if not isinstance(self.primary, Rewriter):
+            raise GenerationError(f"{self.primary.name} does not rewrite questions")
+        return self.primary.rewrite_followup(question, previous)
 
     def generate(
         self, question: str, evidence: Sequence[Evidence], on_delta: Callable[[str], None] | None = None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError, abstention
-from evidenceqa.answer.prompt import messages
+from evidenceqa.answer.prompt import messages, rewrite_messages
 from evidenceqa.config import Settings
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.records import Usage
@@ -24,6 +24,8 @@ _MAX_DETAIL = 200
 # One retry after a short pause rides out a restarting server or a passing 5xx without keeping a
 # clinician waiting long.
 _RETRY_PAUSE_S = 0.5
+# A rewritten question is one line; this bounds what a rambling model costs.
+REWRITE_TOKENS = 80
 # Models sometimes wrap the abstain sentence in quotes, or write a typographic apostrophe.
 _QUOTES = "\"'`“”‘’"
 
@@ -72,6 +74,14 @@ class LLMGenerator:
         streamed = self._read(stream, on_delta or _ignore)
         return self._draft(streamed)
 
+    def rewrite_followup(self, question: str, previous: Sequence[str]) -> str:
+        """The follow-up rewritten by the model to stand alone (one line; GenerationError if none)."""
+        streamed = self._read(self._open(rewrite_messages(question, previous), REWRITE_TOKENS), _ignore)
+        line = " ".join(streamed.text.strip().strip(_QUOTES).split())
+        if not line:
+            raise GenerationError(f"LLM at {self.endpoint}: empty rewrite of a follow-up question")
+        return line
+
     def _client(self, base_url: str | None, api_version: str | None) -> Any:
         import openai  # on use: it takes a moment to load, and the extractive generator never needs it
 
@@ -91,26 +101,26 @@ class LLMGenerator:
                 f"cannot set up the LLM client for {self.endpoint}: {self._clean(str(e))}"
             ) from e
 
-    def _open(self, prompt: list[dict[str, str]]) -> Any:
+    def _open(self, prompt: list[dict[str, str]], max_tokens: int | None = None) -> Any:
         """The response stream, once the server has accepted the request; one retry if it is transient."""
         import openai
 
         try:
-            return self._request(prompt)
+            return self._request(prompt, max_tokens)
         except openai.OpenAIError as e:
             if not _transient(e):
                 raise self._error(e) from e
         time.sleep(_RETRY_PAUSE_S)
         try:
-            return self._request(prompt)
+            return self._request(prompt, max_tokens)
         except openai.OpenAIError as e:
             raise self._error(e) from e
 
-    def _request(self, prompt: list[dict[str, str]]) -> Any:
+    def _request(self, prompt: list[dict[str, str]], max_tokens: int | None) -> Any:
         return self.client.chat.completions.create(
             model=self.model,
             messages=prompt,
-            max_tokens=self.max_tokens,
+            max_tokens=max_tokens or self.max_tokens,
             temperature=self.temperature,
             stream=True,
             stream_options={"include_usage": True},

@@ -7,30 +7,36 @@ assembled here, once.
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evidenceqa.answer.abstain import Abstainer
-from evidenceqa.answer.base import Draft, Evidence, Generator, abstention
+from evidenceqa.answer.base import Draft, Evidence, GenerationError, Generator, Rewriter, abstention
 from evidenceqa.answer.cache import Cache, cache_key, settings_fingerprint
 from evidenceqa.answer.citations import check, citations_for, unsupported_count
 from evidenceqa.config import Settings
 from evidenceqa.index.base import Filters
 from evidenceqa.records import Answer, Sentence
+from evidenceqa.retrieval.followup import FollowUps, Resolution
 from evidenceqa.retrieval.question import clean_question
 from evidenceqa.retrieval.retriever import Retriever, SearchResponse
 
+log = logging.getLogger(__name__)
+
 # The stored record's generator column holds 200 characters.
 FALLBACK_MARK_CHARS = 200
+# How many earlier questions an LLM reads to rewrite a follow-up; the rules lean on the last only.
+MAX_PREVIOUS = 4
 
 
 @dataclass(frozen=True)
 class Pending:
     """A question searched and not yet answered: what `Answerer.finish` needs to write the answer."""
 
-    question: str
+    question: Resolution
     response: SearchResponse
     version: int
     cache_key: str | None  # None: the answer is not to be cached
@@ -45,6 +51,7 @@ class Answerer:
     cache: Cache
     abstainer: Abstainer = field(default_factory=Abstainer)
     index_version: Callable[[], int] = lambda: 0
+    followups: FollowUps | None = None  # None: every question is searched as asked
 
     def ask(
         self,
@@ -53,8 +60,9 @@ class Answerer:
         k: int | None = None,
         on_delta: Callable[[str], None] | None = None,
         use_cache: bool = True,
+        previous: Sequence[str] = (),
     ) -> Answer:
-        found = self.prepare(question, filters, k, on_delta, use_cache)
+        found = self.prepare(question, filters, k, on_delta, use_cache, previous)
         return found if isinstance(found, Answer) else self.finish(found, on_delta)
 
     def prepare(
@@ -64,24 +72,55 @@ class Answerer:
         k: int | None = None,
         on_delta: Callable[[str], None] | None = None,
         use_cache: bool = True,
+        previous: Sequence[str] = (),
     ) -> Answer | Pending:
-        """The cached answer, or the search an answer is to be written from.
+        """The cached answer, or the search an answer is to be written from. `previous`: the
+        conversation's earlier questions as they were searched, oldest first; a follow-up is
+        resolved against them, and the resolved question is what is searched and cached.
 
         Split from `finish` so that a server can search on the thread that owns the catalogue and
         write answers (an LLM's seconds of waiting) on other threads, many at once.
         """
         started = time.perf_counter()
         # Cleaned before the cache key and the record: what is stored is what was searched.
-        question = clean_question(question, self.settings.max_question_chars)
+        asked = clean_question(question, self.settings.max_question_chars)
+        resolved = self.resolve(asked, previous)
         version = self.index_version()
         k = k or self.settings.evidence_k
-        key = cache_key(question, (filters or Filters()).describe(), version, settings_fingerprint(self.settings),
+        key = cache_key(resolved.question, (filters or Filters()).describe(), version, settings_fingerprint(self.settings),
                         k, self.abstainer.fingerprint())  # fmt: skip
         cached = self.cache.get(key) if use_cache else None
         if cached is not None:
-            return self._from_cache(cached, started, on_delta)
-        response = self.retriever.search(question, k=k, filters=filters)
-        return Pending(question, response, version, key if use_cache else None, started)
+            return self._from_cache(cached, resolved, started, on_delta)
+        response = self.retriever.search(resolved.question, k=k, filters=filters)
+        return Pending(resolved, response, version, key if use_cache else None, started)
+
+    def searched_forms(self, questions: Sequence[str]) -> list[str]:
+        """A conversation's questions as asked (an OpenAI client's history) → as they would have been
+        searched, each resolved against those before it by the offline rules (one LLM call per
+        question would cost more than the answer)."""
+        searched: list[str] = []
+        for question in questions:
+            text = clean_question(question, self.settings.max_question_chars)
+            searched.append(self.followups.resolve(text, searched).question if self.followups else text)
+        return searched
+
+    def resolve(self, question: str, previous: Sequence[str]) -> Resolution:
+        """`question` resolved against the conversation: by the LLM where one answers (it reads
+        the conversation best), else, or when it fails, by the offline rules."""
+        if not previous or self.followups is None:
+            return Resolution(question, question)
+        if isinstance(self.generator, Rewriter):
+            try:
+                rewritten = self.generator.rewrite_followup(question, previous[-MAX_PREVIOUS:])
+                return Resolution(
+                    clean_question(rewritten, self.settings.max_question_chars), question, "llm"
+                )
+            except (GenerationError, ValueError) as exc:  # ValueError: an empty or overlong rewrite
+                log.warning(
+                    "follow-up not rewritten by the LLM (%s); resolved by the rules", type(exc).__name__
+                )
+        return self.followups.resolve(question, previous)
 
     def finish(self, pending: Pending, on_delta: Callable[[str], None] | None = None) -> Answer:
         """Write, check and cache the answer; touches no catalogue, so any thread may run it."""
@@ -93,7 +132,11 @@ class Answerer:
         return answer
 
     def _answer(
-        self, question: str, response: SearchResponse, version: int, on_delta: Callable[[str], None] | None
+        self,
+        question: Resolution,
+        response: SearchResponse,
+        version: int,
+        on_delta: Callable[[str], None] | None,
     ) -> Answer:
         timings = {name: ms for name, ms in response.timings_ms.items() if name != "total"}
         clock = time.perf_counter()
@@ -104,13 +147,14 @@ class Answerer:
             if on_delta:
                 on_delta(draft.text)
         else:
-            draft = self.generator.generate(question, evidence, on_delta)
+            draft = self.generator.generate(question.question, evidence, on_delta)
         timings["generate"] = _ms_since(clock)
         clock = time.perf_counter()
         sentences = self._checked(draft, evidence)
         timings["check"] = _ms_since(clock)
         return Answer(
-            question=question,
+            question=question.asked,
+            searched_for=question.question if question.changed else None,
             answer=draft.text,
             abstained=draft.abstained,
             citations=[] if draft.abstained else citations_for(sentences, evidence),
@@ -143,7 +187,11 @@ class Answerer:
         return {**cost, "total": sum(cost.values())}
 
     def _from_cache(
-        self, cached: dict[str, Any], started: float, on_delta: Callable[[str], None] | None
+        self,
+        cached: dict[str, Any],
+        question: Resolution,
+        started: float,
+        on_delta: Callable[[str], None] | None,
     ) -> Answer:
         answer = Answer.from_dict(cached)
         if on_delta:
@@ -152,6 +200,8 @@ class Answerer:
         zero = dict.fromkeys(answer.cost_usd, 0.0)
         return replace(
             answer,
+            question=question.asked,  # the same search, asked in this conversation's words
+            searched_for=question.question if question.changed else None,
             cache_hit=True,
             cost_usd=zero,
             timings_ms={"cache": _ms_since(started), "total": _ms_since(started)},

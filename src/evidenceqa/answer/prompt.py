@@ -42,6 +42,19 @@ def messages(question: str, evidence: Sequence[Evidence]) -> list[dict[str, str]
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
+REWRITE_PROMPT = """\
+You rewrite a clinician's follow-up question so that it can be searched on its own.
+Use the earlier questions of the conversation only to resolve what the follow-up leaves out (pronouns, "what about...", "and in children?"). Keep the clinician's words and meaning; add nothing else. If the follow-up already stands on its own, return it unchanged.
+Reply with the rewritten question only, on one line."""
+
+
+def rewrite_messages(question: str, previous: Sequence[str]) -> list[dict[str, str]]:
+    """The rewriting rules and one user message: the earlier questions (oldest first), then the follow-up."""
+    earlier = "\n".join(f"- {defuse(q.strip())}" for q in previous)
+    user = f"Earlier questions:\n{earlier}\n\nFollow-up: {defuse(question.strip())}"
+    return [{"role": "system", "content": REWRITE_PROMPT}, {"role": "user", "content": user}]
+
+
 def defuse(text: str) -> str:
     """`text` with any evidence tag made inert ("<" → "&lt;"): it can open or close no block."""
     return _FENCE.sub(r"&lt;\1", text)

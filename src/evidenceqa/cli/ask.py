@@ -30,6 +30,13 @@ def ask(
     year_max: Annotated[int | None, typer.Option(help="Only evidence up to this year.")] = None,
     collection: Annotated[list[str] | None, typer.Option(help="Only these collections.")] = None,
     cache: Annotated[bool, typer.Option(help="Reuse an identical earlier answer.")] = True,
+    after: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="An earlier question of the conversation (repeat, oldest first): the question "
+            "is a follow-up, resolved against them."
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the answer record as JSON.")] = False,
     queries: Annotated[
         Path | None, typer.Option(help="Batch: JSONL rows with query_id and question.")
@@ -55,7 +62,7 @@ def ask(
             _batch(answerer, read_queries(queries), out_path, filters, k, cache)
             return
         assert question is not None  # exactly one of a question and --queries, checked above
-        _one(answerer, question, filters, k, cache, json_output)
+        _one(answerer, question, filters, k, cache, json_output, after or [])
 
 
 def _answerer(engine: Any) -> Answerer:
@@ -65,12 +72,14 @@ def _answerer(engine: Any) -> Answerer:
         fail(str(exc))
 
 
-def _one(
-    answerer: Answerer, question: str, filters: Filters, k: int | None, cache: bool, as_json: bool
-) -> None:
+def _one(answerer: Answerer, question: str, filters: Filters, k: int | None, cache: bool, as_json: bool,
+         after: list[str]) -> None:  # fmt: skip
     stream = None if as_json else _print_delta
     try:
-        answer = answerer.ask(question, filters, k, on_delta=stream, use_cache=cache)
+        previous = answerer.searched_forms(after)
+        answer = answerer.ask(question, filters, k, on_delta=stream, use_cache=cache, previous=previous)
+    except QuestionError as exc:
+        fail(f"--after: {exc}")
     except GenerationError as exc:
         fail(str(exc), code=1)
     if as_json:
@@ -100,6 +109,8 @@ def _print_answer(answer: Answer) -> None:
         err.print(
             f"[yellow]{answer.unsupported} sentence(s) could not be tied to their cited evidence[/yellow]"
         )
+    if answer.searched_for:
+        err.print(f"\nsearched for: {answer.searched_for}", highlight=False)
     cached = " · cached" if answer.cache_hit else ""
     err.print(
         f"\n{answer.generator} · {answer.timings_ms.get('total', 0):.0f} ms · ${answer.cost_usd['total']:.4f}{cached}",

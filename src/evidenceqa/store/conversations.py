@@ -114,6 +114,20 @@ def messages_of(store: Store, conversation_id: int, user: User) -> list[Message]
         return list(session.scalars(query))
 
 
+def searched_questions(store: Store, conversation_id: int, user: User) -> list[str]:
+    """The conversation's questions as they were searched (a resolved follow-up as resolved), oldest
+    first: what the next follow-up is resolved against."""
+    query = (
+        select(AnswerRecord.question, AnswerRecord.searched_for)
+        .join(Message, AnswerRecord.message_id == Message.id)
+        .where(Message.conversation_id == conversation_id)
+        .order_by(Message.id)
+    )
+    with store.read() as session:
+        _conversation(session, conversation_id, user)
+        return [searched or asked for asked, searched in session.execute(query)]
+
+
 def answer_record(store: Store, answer_id: int, user: User) -> AnswerRecord:
     with store.read() as session:
         return _answer(session, answer_id, user)

@@ -230,6 +230,7 @@ class AnswerRecord(Base):
     unsupported: Mapped[int] = mapped_column(Integer)
     p_answerable: Mapped[float | None] = mapped_column(Float)
     query_id: Mapped[str | None] = mapped_column(String(200))
+    searched_for: Mapped[str | None] = mapped_column(Text)  # a follow-up as it was resolved
     # Who asked through what: the chat page, the JSON API, an MCP client or an OpenAI-compatible one.
     channel: Mapped[Channel] = mapped_column(String(16), default="chat", server_default="chat")
     created_at: Mapped[datetime]

@@ -10,7 +10,7 @@ HTTPException (a status and a one-line reason); each protocol turns them into it
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -208,13 +208,17 @@ class AgentAccess:
         channel: Channel,
         on_delta: OnDelta | None = None,
         admitted: bool = False,
+        earlier: Sequence[str] = (),
     ) -> AnswerOut:
         """The cited answer (or the abstention) exactly as the chat gets it, stored in a new
-        conversation of the reader's. `admitted`: the question was already through `admit`."""
+        conversation of the reader's. `admitted`: the question was already through `admit`;
+        `earlier`: the conversation's questions before it, as asked, for a follow-up to lean on."""
         if not admitted:
             question = await self.admit(reader.user, question, "questions")
         held = await self.within(reader, filters)
-        answer, passages = await self.services.library.ask(question, held, on_delta)
+        library = self.services.library
+        previous = await library.run(lambda: library.answerer.searched_forms(earlier)) if earlier else []
+        answer, passages = await library.ask(question, held, on_delta, previous)
         conversation_id, answer_id = await run_in_threadpool(
             store_exchange, self.services.store, reader.user, None, answer, channel
         )

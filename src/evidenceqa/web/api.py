@@ -97,14 +97,19 @@ async def ask(body: AskIn, request: Request, identity: ApiUser, reader: ApiReade
     body = body.model_copy(update={"question": checked_question(request, body.question)})  # 422 if too long
     await check_ask_rate(request, identity.user)  # 429 past ask_rate_per_minute
     log_question(request, identity.user, body.question)
+    previous: list[str] = []  # a follow-up is resolved against the conversation's earlier questions
     if body.conversation_id is not None:  # someone else's is refused before any work is done
         await run_in_threadpool(own_conversation, services.store, identity.user, body.conversation_id)
+        previous = await run_in_threadpool(
+            conversations.searched_questions, services.store, body.conversation_id, identity.user
+        )
     # Only what the reader may read (403 for a collection they may not), decided before any work.
     filters = await held_filters(
         reader, body.filters.to_filters() if body.filters else None, services.library
     )
     # An API token is a script's; a login session is the chat page's.
-    produce = _producer(services, identity.user, body, filters, "api" if identity.csrf is None else "chat")
+    channel: Channel = "api" if identity.csrf is None else "chat"
+    produce = _producer(services, identity.user, body, filters, channel, previous)
     if SSE in request.headers.get("accept", ""):
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}  # no proxy buffering
         return StreamingResponse(_stream(services, produce), media_type=SSE, headers=headers)
@@ -118,12 +123,17 @@ Produce = Callable[[OnDelta | None], Coroutine[Any, Any, AnswerOut]]  # a corout
 
 
 def _producer(
-    services: Services, user: User, body: AskIn, filters: Filters | None, channel: Channel
+    services: Services,
+    user: User,
+    body: AskIn,
+    filters: Filters | None,
+    channel: Channel,
+    previous: list[str],
 ) -> Produce:
     """The work of one question: answer it on the engine thread, store it, attach the cited passages."""
 
     async def produce(on_delta: OnDelta | None) -> AnswerOut:
-        answer, passages = await services.library.ask(body.question, filters, on_delta)
+        answer, passages = await services.library.ask(body.question, filters, on_delta, previous)
         conversation_id, answer_id = await run_in_threadpool(
             store_exchange, services.store, user, body.conversation_id, answer, channel
         )

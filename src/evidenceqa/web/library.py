@@ -61,9 +61,17 @@ class Library:
         return await asyncio.wrap_future(self.executor.submit(work))
 
     async def ask(
-        self, question: str, filters: Filters | None, on_delta: Callable[[str], None] | None
+        self,
+        question: str,
+        filters: Filters | None,
+        on_delta: Callable[[str], None] | None,
+        previous: Sequence[str] = (),
     ) -> tuple[Answer, list[CitationOut]]:
-        found = await self.run(lambda: self.answerer.prepare(question, filters, on_delta=on_delta))
+        """The answer and its cited passages; `previous`: the conversation's earlier questions, as
+        they were searched, for a follow-up to be resolved against."""
+        found = await self.run(
+            lambda: self.answerer.prepare(question, filters, on_delta=on_delta, previous=previous)
+        )
         answer = found if isinstance(found, Answer) else await self._finish(found, on_delta)
         return answer, await self.passages(answer.citations)
 

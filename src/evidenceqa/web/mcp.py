@@ -55,6 +55,15 @@ hold the answer: say so rather than answering from elsewhere); get_passage reads
 list_collections says what the library holds. {DISCLAIMER}"""
 
 Question = Annotated[str, Field(min_length=1, description="The question, in the user's own words.")]
+Earlier = Annotated[
+    list[str] | None,
+    Field(
+        max_length=20,
+        description='When the question is a follow-up ("and in children?", "how is it treated?"): '
+        "the conversation's earlier questions, oldest first; it is resolved against them and the "
+        "answer's searched_for says what was searched.",
+    ),
+]
 YearMin = Annotated[int | None, Field(ge=1000, le=3000, description="Earliest publication year.")]
 YearMax = Annotated[int | None, Field(ge=1000, le=3000, description="Latest publication year.")]
 Collection = Annotated[
@@ -125,6 +134,7 @@ def build_server(access_of: AccessOf, reader_of: ReaderOf) -> MCPServer:
         year_max: YearMax = None,
         collection: Collection = None,
         doc_type: DocType = None,
+        earlier_questions: Earlier = None,
     ) -> AnswerOut:
         """A checked answer drawn only from the library, the finding first, with numbered citations
         ([1], [2]…) to the exact supporting passages, or an abstention (`abstained`: true) when the
@@ -132,7 +142,10 @@ def build_server(access_of: AccessOf, reader_of: ReaderOf) -> MCPServer:
         filters = EvidenceFilters(
             year_min=year_min, year_max=year_max, collection=collection, doc_type=doc_type
         )
-        return await _tool(lambda: access_of().answer(reader_of(ctx), question, filters, "mcp"))
+        earlier = earlier_questions or []
+        return await _tool(
+            lambda: access_of().answer(reader_of(ctx), question, filters, "mcp", earlier=earlier)
+        )
 
     async def get_passage(
         ctx: Context,

@@ -73,12 +73,19 @@ class ChatCompletionIn(BaseModel):
     filters: EvidenceFilters | None = None
 
     def question(self) -> str:
-        for message in reversed(self.messages):
-            if message.role == "user" and message.text().strip():
-                return message.text()
-        raise HTTPException(
-            status.HTTP_400_BAD_REQUEST, "no user message with text: the last one is the question"
-        )
+        asked = self._asked()
+        if not asked:
+            raise HTTPException(
+                status.HTTP_400_BAD_REQUEST, "no user message with text: the last one is the question"
+            )
+        return asked[-1]
+
+    def earlier(self) -> list[str]:
+        """The user's questions before the last: the conversation a follow-up leans on."""
+        return self._asked()[:-1]
+
+    def _asked(self) -> list[str]:
+        return [m.text() for m in self.messages if m.role == "user" and m.text().strip()]
 
 
 @router.get("/models")
@@ -129,7 +136,7 @@ async def chat_completions(body: ChatCompletionIn, request: Request, reader: Api
         await access.within(reader, body.filters)  # 403 for a collection the reader may not read
         return _sse(_stream_answer(access, reader, question, body, completion_id))
     try:
-        answer = await access.answer(reader, question, body.filters, "openai")
+        answer = await access.answer(reader, question, body.filters, "openai", earlier=body.earlier())
     except GenerationError as exc:
         raise OpenAIError(status.HTTP_502_BAD_GATEWAY, str(exc), kind="api_error") from exc
     return _completion(completion_id, body.model, with_footnotes(answer), answer.model_dump(mode="json"))
@@ -223,7 +230,9 @@ async def _stream_answer(
     """The answer's text as the generator writes it, then its references and the record."""
     answer = AnswerStream(
         access.services,
-        lambda on_delta: access.answer(reader, question, body.filters, "openai", on_delta, admitted=True),
+        lambda on_delta: access.answer(
+            reader, question, body.filters, "openai", on_delta, admitted=True, earlier=body.earlier()
+        ),
     )
     yield _chunk(completion_id, body.model, {"role": "assistant", "content": ""})
     footnoting, streamed = Footnoting(), False

@@ -101,6 +101,9 @@ class AnswerOut(BaseModel):
     answer_id: int
     conversation_id: int
     question: str
+    searched_for: str | None = Field(
+        None, description="A follow-up as it was resolved against the conversation and searched."
+    )
     answer: str
     abstained: bool
     citations: list[CitationOut]

@@ -104,6 +104,9 @@ function feedbackForm(answerId) {
 function answerBlock(answer) {
   const article = el("article", { class: answer.abstained ? "answer abstained" : "answer",
                                   id: `answer-${answer.answer_id}`, "data-answer-id": answer.answer_id });
+  if (answer.searched_for) {  // a follow-up, resolved against the conversation
+    article.append(el("p", { class: "searched-for" }, "Searched for: ", el("q", {}, answer.searched_for)));
+  }
   article.append(answerText(answer));
   if (answer.unsupported_sentences.length) {  // as templates/_answer.html marks them
     article.append(el("aside", { class: "flagged", role: "note" },
