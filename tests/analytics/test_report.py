@@ -7,14 +7,17 @@ import csv
 import io
 import json
 import shutil
+from datetime import date
 from pathlib import Path
 
 import pytest
 from matplotlib.image import imread
 from typer.testing import CliRunner
 
+from evidenceqa.analytics.report import build_report, report_markdown
 from evidenceqa.cli import app
 from evidenceqa.config import Settings
+from evidenceqa.store import create_user, open_store, record_lookup
 from evidenceqa.web.simulate import Simulation
 from tests.analytics.home import MELATONIN, OTITIS, PILOT, TXA_SINCE, run_pilot
 
@@ -151,3 +154,17 @@ def test_a_simulated_pilot_never_writes_into_the_real_database(
     )
     assert "2 answers to 2 questions" in again
     assert "| Answers | 2 |" in report(real, "--simulated", "pilot", "--out", str(tmp_path / "sim2"))
+
+
+def test_searches_and_reads_without_an_answer_are_counted_in_the_period(tmp_path: Path) -> None:
+    with open_store(Settings(home=tmp_path / "home")) as store:
+        agent = create_user(store, "agent@example.org", "Agent", "correct horse battery")
+        for channel, kind in [("mcp", "search"), ("mcp", "search"), ("mcp", "passage"), ("openai", "search")]:
+            record_lookup(store, agent, channel, kind, 3)  # type: ignore[arg-type]
+        report = build_report(store, None, None, "feedback", 5.0)
+        before = build_report(store, None, date(2000, 1, 1), "feedback", 5.0)
+    assert report.summary.lookups == {"mcp passage": 1, "mcp search": 2, "openai search": 1}
+    assert "| Searches and reads without an answer | mcp passage 1 · mcp search 2 · openai search 1 |" in (
+        report_markdown(report)
+    )
+    assert before.summary.lookups == {}

@@ -28,6 +28,7 @@ TABLES = {
     "collection_grants",
     "login_sessions",
     "guard_counters",
+    "lookups",
     "conversations",
     "messages",
     "answer_records",

@@ -17,6 +17,7 @@ from evidenceqa.store import (
     create_api_token,
     feedback_of,
     list_users,
+    lookups_between,
     messages_of,
 )
 from evidenceqa.web.simulate import FORM_TOKEN, log_in
@@ -329,12 +330,16 @@ def test_the_conversation_page_shows_cited_passages_and_feedback(app: FastAPI, a
     assert 'aria-current="page"' in page and SHAVE[:40] in page  # listed, and marked, in the sidebar
 
 
-def test_search(alice: Client) -> None:
+def test_search(app: FastAPI, alice: Client) -> None:
+    now = datetime.now(UTC)
+    before = lookups_between(store_of(app), now - timedelta(days=1), now + timedelta(days=1))
     response = alice.get("/api/search", params={"q": "tranexamic acid blood loss knee", "k": 2})
     assert response.status_code == 200
     body = response.json()
     assert len(body["results"]) == 2 and body["results"][0]["doc_id"] == "txa"
     assert alice.get("/api/search", params={"q": ""}).status_code == 422
+    counted = lookups_between(store_of(app), now - timedelta(days=1), now + timedelta(days=1)) - before
+    assert counted == {("api", "search"): 1}  # the refused one is not
 
 
 def test_conversations_can_be_started_and_listed(alice: Client) -> None:

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -28,7 +29,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from evidenceqa.cli.agents import TOKEN_VARIABLE
 from evidenceqa.config import Settings
 from evidenceqa.library.catalogue import Catalogue
-from evidenceqa.store import answers_between, create_user, list_users, open_store
+from evidenceqa.store import answers_between, create_user, list_users, lookups_between, open_store
 from tests.web.conftest import CEFAZOLIN, PASSWORD, SHAVE, Live
 
 T = TypeVar("T")
@@ -92,8 +93,13 @@ def test_the_tools_are_listed_with_schemas_an_llm_can_act_on(live: Live) -> None
     assert [t.uri_template for t in templates] == ["evidenceqa://document/{+doc_id}"]
 
 
+def lookups_of(live: Live) -> Counter[tuple[str, str]]:
+    now = datetime.now(UTC)
+    return lookups_between(live.store, now - timedelta(days=1), now + timedelta(days=1))
+
+
 def test_search_read_around_and_answer_with_citations_to_real_passages(live: Live) -> None:
-    before = len(answers_of(live))
+    before, looked_up = len(answers_of(live)), lookups_of(live)
 
     async def work(session: ClientSession) -> Any:
         found = structured(await session.call_tool("search_evidence", {"question": SHAVE, "k": 3}))
@@ -123,7 +129,9 @@ def test_search_read_around_and_answer_with_citations_to_real_passages(live: Liv
     assert holdings["documents"] == 4 and holdings["collections"][0]["updated_at"]
 
     stored = answers_of(live)
-    assert len(stored) == before + 1  # the answer, not the searches, is a record of the pilot
+    assert len(stored) == before + 1  # the answer is a record; the searches and reads are counted
+    counted = lookups_of(live) - looked_up
+    assert counted == {("mcp", "search"): 1, ("mcp", "passage"): 1, ("mcp", "collections"): 1}
     assert stored[-1].channel == "mcp" and stored[-1].answer.question == CEFAZOLIN
     assert stored[-1].user_id == next(u.id for u in list_users(live.store) if u.email == ALICE)
 
@@ -146,7 +154,9 @@ def test_a_document_reads_as_a_resource(live: Live) -> None:
     async def work(session: ClientSession) -> Any:
         return await session.read_resource("evidenceqa://document/shave")
 
+    looked_up = lookups_of(live)
     [content] = with_session(live, work).contents
+    assert lookups_of(live) - looked_up == {("mcp", "document"): 1}
     assert isinstance(content, TextResourceContents) and content.mime_type == "text/markdown"
     assert content.text.startswith("# Hair removal before spinal surgery\n")
     assert "## Results" in content.text and "Clipping did not." in content.text

@@ -14,7 +14,7 @@ from openai import OpenAI
 
 from evidenceqa import DISCLAIMER
 from evidenceqa.answer import ABSTAIN_MESSAGE
-from evidenceqa.store import answers_between
+from evidenceqa.store import answers_between, lookups_between
 from evidenceqa.web.openai_api import Footnoting
 from tests.web.conftest import CEFAZOLIN, SHAVE, Live
 
@@ -125,6 +125,8 @@ def test_a_question_the_library_cannot_answer_abstains_without_references(live: 
 
 
 def test_the_search_model_returns_ranked_passages_with_references(live: Live) -> None:
+    now = datetime.now(UTC)
+    searches = lookups_between(live.store, now - timedelta(days=1), now + timedelta(days=1))
     completion = client(live).chat.completions.create(
         model="evidenceqa-search", messages=[{"role": "user", "content": SHAVE}]
     )
@@ -132,6 +134,9 @@ def test_the_search_model_returns_ranked_passages_with_references(live: Live) ->
     passages = completion.model_extra["evidenceqa"]["passages"]
     assert content.startswith("1. Shaving the incision site")
     assert passages[0]["cite"] in content and passages[0]["chunk_id"] in content
+    now = datetime.now(UTC)
+    counted = lookups_between(live.store, now - timedelta(days=1), now + timedelta(days=1)) - searches
+    assert counted == {("openai", "search"): 1}  # counted in the pilot report; no answer is stored
 
 
 def test_errors_come_in_openais_shape_and_store_nothing(live: Live) -> None:

@@ -123,6 +123,8 @@ class Summary:
     cost_total_usd: float = 0.0
     # Answers per way of asking (chat, api, mcp, openai): how much of the use is agents'.
     channels: dict[str, int] = field(default_factory=dict)
+    # Searches and reads that returned passages but no answer, per "channel kind" ("mcp search").
+    lookups: dict[str, int] = field(default_factory=dict)
 
 
 def summarise(rows: Sequence[Exchange], rule: SuccessRule, target_s: float) -> Summary:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from evidenceqa.analytics.gaps import GapQuestion, GapTopic, content_gaps
 from evidenceqa.analytics.metrics import SuccessRule, Summary, Week, summarise, weekly
 from evidenceqa.analytics.rows import Exchange, load_exchanges, period_bounds
 from evidenceqa.answer.engine import Engine
-from evidenceqa.store import Store
+from evidenceqa.store import Store, lookups_between
 from evidenceqa.text import markdown
 
 
@@ -72,7 +72,10 @@ def build_report(
     rows = load_exchanges(store, *period_bounds(since, until))
     failures = label_failures(store, rows, diagnose, relabel)
     gaps = content_gaps(gap_questions(failures), embed) if embed is not None else []
-    summary, weeks = summarise(rows, rule, target_s), weekly(rows, rule, target_s)
+    counted = lookups_between(store, *period_bounds(since, until))
+    lookups = {f"{channel} {kind}": n for (channel, kind), n in sorted(counted.items())}
+    summary = replace(summarise(rows, rule, target_s), lookups=lookups)
+    weeks = weekly(rows, rule, target_s)
     return PilotReport(since, until, rows, summary, weeks, failures, gaps)
 
 
@@ -144,6 +147,7 @@ def summary_rows(s: Summary) -> list[tuple[str, str]]:
         ("Conversations", str(s.conversations)),
         ("Answers", str(s.answers)),
         ("Answers by channel", " · ".join(f"{name} {count}" for name, count in s.channels.items()) or "–"),
+        ("Searches and reads without an answer", " · ".join(f"{name} {n}" for name, n in s.lookups.items()) or "–"),
         ("Users", str(s.users)),
         ("Feedback responses", str(s.feedback_responses)),
         ("Response rate (answers rated)", f"{pct(s.response_rate)} ({s.rated_answers} of {s.answers})"),

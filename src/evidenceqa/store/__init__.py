@@ -70,6 +70,7 @@ from evidenceqa.store.entitlements import (
     withdraw,
 )
 from evidenceqa.store.labels import InvalidCategory, correct_label, failure_labels, save_automatic_label
+from evidenceqa.store.lookups import lookups_between, record_lookup
 from evidenceqa.store.models import (
     FAILURE_CATEGORIES,
     RATINGS,
@@ -81,6 +82,8 @@ from evidenceqa.store.models import (
     Feedback,
     Invite,
     LoginSession,
+    Lookup,
+    LookupKind,
     Message,
     PasswordReset,
     ReviewCandidate,
@@ -105,6 +108,8 @@ __all__ = [
     "InvalidRating",
     "Invite",
     "LoginSession",
+    "Lookup",
+    "LookupKind",
     "Message",
     "NotFound",
     "PasswordReset",
@@ -135,12 +140,14 @@ __all__ = [
     "get_user",
     "grant",
     "list_users",
+    "lookups_between",
     "messages_of",
     "open_store",
     "open_to_all",
     "purge_expired_sessions",
     "record_exchange",
     "record_feedback",
+    "record_lookup",
     "reset_password",
     "restrict",
     "restricted_collections",

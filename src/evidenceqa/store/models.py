@@ -31,6 +31,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 # Feedback ratings: the pilot's three-point scale, as the numbers the analytics average.
 RATINGS: dict[str, float] = {"Excellent": 1.0, "Acceptable": 0.6, "Very poor": 0.2}
 Channel = Literal["chat", "api", "mcp", "openai"]
+# What a caller looked up without asking for an answer: ranked passages, one passage in its context,
+# the library's holdings, a whole document.
+LookupKind = Literal["search", "passage", "collections", "document"]
 
 # Named constraints, so later migrations (and SQLite's batch mode) can refer to them by name.
 NAMING = {
@@ -233,6 +236,22 @@ class AnswerRecord(Base):
     searched_for: Mapped[str | None] = mapped_column(Text)  # a follow-up as it was resolved
     # Who asked through what: the chat page, the JSON API, an MCP client or an OpenAI-compatible one.
     channel: Mapped[Channel] = mapped_column(String(16), default="chat", server_default="chat")
+    created_at: Mapped[datetime]
+
+
+class Lookup(Base):
+    """One search or read that returned passages but no answer (an agent's search_evidence, a
+    script's /api/search): counted in the pilot report beside the answers. The question is not kept:
+    a search is not a conversation, and nothing reads it back."""
+
+    __tablename__ = "lookups"
+    __table_args__ = (Index(None, "created_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    channel: Mapped[Channel] = mapped_column(String(16))
+    kind: Mapped[LookupKind] = mapped_column(String(16))
+    results: Mapped[int] = mapped_column(Integer)  # passages (or collections) returned
     created_at: Mapped[datetime]
 
 

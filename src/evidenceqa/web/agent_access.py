@@ -23,7 +23,7 @@ from evidenceqa.documents import Document
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.retrieval.question import QuestionError, clean_question
-from evidenceqa.store import Channel, User
+from evidenceqa.store import Channel, LookupKind, User, record_lookup
 from evidenceqa.web.entitlements import Reader, held_filters
 from evidenceqa.web.guards import Guards, app_guards, check_rate
 from evidenceqa.web.library import http_url
@@ -175,8 +175,17 @@ class AgentAccess:
         chosen = filters.to_filters() if filters is not None else None
         return await held_filters(reader, chosen, self.services.library)
 
+    async def looked_up(self, reader: Reader, channel: Channel, kind: LookupKind, results: int) -> None:
+        """Count a search or read for the pilot report (its question is not kept)."""
+        await run_in_threadpool(record_lookup, self.services.store, reader.user, channel, kind, results)
+
     async def search(
-        self, reader: Reader, question: str, k: int = 10, filters: EvidenceFilters | None = None
+        self,
+        reader: Reader,
+        question: str,
+        k: int = 10,
+        filters: EvidenceFilters | None = None,
+        channel: Channel = "mcp",
     ) -> SearchEvidenceOut:
         question = await self.admit(reader.user, question, "searches")
         library = self.services.library
@@ -198,6 +207,7 @@ class AgentAccess:
             ]
 
         passages = await library.run(attributed)
+        await self.looked_up(reader, channel, "search", len(passages))
         return SearchEvidenceOut(question=question, filters=response.filters, passages=passages)
 
     async def answer(
@@ -255,7 +265,9 @@ class AgentAccess:
                 **attributions(catalogue, [chunk.doc_id])[chunk.doc_id],
             )
 
-        return await self.services.library.run(read)
+        found = await self.services.library.run(read)
+        await self.looked_up(reader, "mcp", "passage", 1)
+        return found
 
     async def holdings(self, reader: Reader) -> LibraryOut:
         """What the library holds that the reader may read: per collection, documents, passages,
@@ -278,7 +290,9 @@ class AgentAccess:
                 collections=collections,
             )
 
-        return await self.services.library.run(read)
+        held = await self.services.library.run(read)
+        await self.looked_up(reader, "mcp", "collections", len(held.collections))
+        return held
 
     async def document(self, reader: Reader, doc_id: str) -> tuple[Attribution, str]:
         """A document's attribution and its text as Markdown; 404 when it is not in the library or
@@ -290,7 +304,9 @@ class AgentAccess:
                 raise HTTPException(404, f"no document {doc_id!r} in the library")
             return Attribution(**attribution(document)), as_markdown(document)
 
-        return await self.services.library.run(read)
+        found = await self.services.library.run(read)
+        await self.looked_up(reader, "mcp", "document", 1)
+        return found
 
 
 def as_markdown(document: Document) -> str:

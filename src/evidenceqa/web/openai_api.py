@@ -126,7 +126,7 @@ async def chat_completions(body: ChatCompletionIn, request: Request, reader: Api
     access = AgentAccess.of(request.app)
     completion_id = f"chatcmpl-{time.time_ns():x}"
     if body.model == SEARCH_MODEL:
-        found = await access.search(reader, question, 10, body.filters)
+        found = await access.search(reader, question, 10, body.filters, channel="openai")
         reply = _passages_text(found)
         if body.stream:
             return _sse(_replay(completion_id, body.model, reply, found.model_dump(mode="json")))
