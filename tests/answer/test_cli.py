@@ -52,6 +52,13 @@ def test_a_follow_up_is_asked_after_the_earlier_questions(home: Path) -> None:
     assert row["citations"][0]["doc_id"] == "chg"
 
 
+def test_a_year_range_that_holds_no_year_is_refused_on_one_line(home: Path) -> None:
+    result = run(home, "ask", SHAVE, "--year-min", "2022", "--year-max", "2019")
+    assert result.returncode == 2
+    assert "--year-min/--year-max: the earliest year (2022) is after the latest (2019)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_batch_writes_one_row_per_question(home: Path, tmp_path: Path) -> None:
     queries = tmp_path / "q.jsonl"
     rows = [

@@ -6,7 +6,8 @@ from datetime import date
 import pytest
 
 from evidenceqa.answer.engine import Engine
-from evidenceqa.index.base import Hit
+from evidenceqa.index.base import Filters, Hit
+from evidenceqa.retrieval.question import QuestionError
 from evidenceqa.retrieval.retriever import _boost_recent
 from tests.conftest import indexed_engine
 
@@ -59,6 +60,24 @@ def test_explicit_years_filter_and_are_reported(retriever):
     assert response.query_text == "studies of surgical site infection"
     assert "year ≤ 2012" in response.temporal
     assert {r.chunk.doc_id for r in response.results} == {"old-ssi", "mid-ssi"}
+
+
+def test_question_years_that_contradict_the_year_filter_give_way_to_it(retriever):
+    response = retriever.search(
+        "studies of surgical site infection before 2013", k=5, filters=Filters(year_min=2015)
+    )
+    assert response.filters == {"year_min": 2015}  # the filter, not an empty range
+    assert {r.chunk.doc_id for r in response.results} == {"new-ssi", "masks"}
+    assert response.temporal == "'before 2013' not applied: it leaves no year within the year filter"
+    narrowed = retriever.search(
+        "studies of surgical site infection before 2013", filters=Filters(year_min=2010)
+    )
+    assert narrowed.filters == {"year_min": 2010, "year_max": 2012}  # where they agree, both apply
+
+
+def test_a_year_filter_that_holds_no_year_is_refused(retriever):
+    with pytest.raises(QuestionError, match=r"the earliest year \(2022\) is after the latest \(2019\)"):
+        retriever.search("surgical site infection", filters=Filters(year_min=2022, year_max=2019))
 
 
 def test_last_n_years_excludes_undated_documents(retriever):

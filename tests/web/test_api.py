@@ -245,6 +245,36 @@ def test_ask_applies_filters(alice: Client) -> None:
     bad = alice.post("/api/ask", json={"question": SHAVE, "filters": {"year_min": "soon"}},
                      headers={"X-CSRF-Token": alice.csrf})  # fmt: skip
     assert bad.status_code == 422
+    assert answer["applied_filters"] == ["Years from 2010"]  # each limit, as the chat shows it
+
+
+def test_a_year_range_that_holds_no_year_is_refused_and_the_questions_own_years_are_shown(
+    app: FastAPI, alice: Client
+) -> None:
+    before = len(answers_between(store_of(app), datetime.now(UTC) - timedelta(days=1), datetime.now(UTC)))
+    empty = alice.post("/api/ask", json={"question": SHAVE, "filters": {"year_min": 2022, "year_max": 2019}},
+                       headers={"X-CSRF-Token": alice.csrf})  # fmt: skip
+    assert empty.status_code == 422
+    assert (
+        empty.json()["detail"]
+        == "the earliest year (2022) is after the latest (2019): no year is in that range"
+    )
+    now = datetime.now(UTC)
+    assert len(answers_between(store_of(app), now - timedelta(days=1), now)) == before
+    parsed = _ask(
+        alice,
+        "Does tranexamic acid reduce blood loss after knee arthroplasty, in studies published since 2015?",
+    )
+    assert parsed["applied_filters"] == [
+        "Years from 2015",
+        "Read from the question: year ≥ 2015 (from 'published since 2015')",
+    ]
+    overruled = _ask(alice, "Does shaving increase infection after spinal surgery, in studies published before 2010?",
+                     filters={"year_min": 2015})  # fmt: skip
+    assert overruled["applied_filters"] == [
+        "Years from 2015",
+        "Read from the question: 'published before 2010' not applied: it leaves no year within the year filter",
+    ]
 
 
 def test_the_answer_streams_as_server_sent_events(app: FastAPI, alice: Client) -> None:

@@ -256,6 +256,40 @@ def test_a_follow_up_is_answered_in_the_light_of_the_first_question(
     context.close()
 
 
+def test_the_limits_on_the_evidence_show_on_the_answer_and_an_empty_range_says_why(
+    server: Server, browser: Any
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(server.url)
+    page.get_by_label("Email").fill(ADMIN)
+    page.get_by_label("Password").fill(server.password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(server.url)
+    page.locator("details.filters summary").click()
+    page.get_by_label("Evidence from year").fill("2022")
+    page.get_by_label("up to year").fill("2019")
+    page.get_by_label("Your question").fill(SHAVE)
+    page.get_by_role("button", name="Ask").click()
+    refusal = page.get_by_role("alert")
+    refusal.wait_for()
+    assert refusal.inner_text() == (
+        "No answer: the earliest year (2022) is after the latest (2019): no year is in that range"
+    )
+    page.get_by_label("up to year").fill("")
+    page.get_by_label("Evidence from year").fill("2000")
+    page.get_by_role("button", name="Ask").click()
+    answer = page.locator("article.answer[data-answer-id]").first
+    answer.wait_for()
+    assert answer.get_by_role("list", name="Limits on the evidence").inner_text() == "Years from 2000"
+    page.reload()  # the history, rendered by the server, lists the same limit
+    shown = page.locator("article.answer[data-answer-id]").first.get_by_role(
+        "list", name="Limits on the evidence"
+    )
+    assert shown.inner_text() == "Years from 2000"
+    context.close()
+
+
 def test_the_chat_fits_a_phone(server: Server, browser: Any, artifacts: Path) -> None:
     state = artifacts / "state.json"
     if not state.exists():

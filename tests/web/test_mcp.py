@@ -173,12 +173,19 @@ def test_bad_input_is_a_tool_error_naming_the_reason_and_stores_nothing(
             await session.call_tool("answer_question", {"question": "why? " * 2000}),
             await session.call_tool("search_evidence", {"question": SHAVE, "k": 500}),
             await session.call_tool("get_passage", {"chunk_id": "no-such-chunk"}),
+            await session.call_tool(
+                "answer_question", {"question": SHAVE, "year_min": 2022, "year_max": 2019}
+            ),
         ]
 
     async def unknown_argument(session: ClientSession) -> Any:
         return await session.call_tool("answer_question", {"question": SHAVE, "dose": "high"})
 
-    too_long, too_many, missing = with_session(live, work)
+    too_long, too_many, missing, no_years = with_session(live, work)
+    assert (
+        no_years.is_error
+        and "the earliest year (2022) is after the latest (2019)" in no_years.content[0].text
+    )
     assert too_long.is_error and "the limit is 2,000 (setting max_question_chars)" in too_long.content[0].text
     assert too_many.is_error and "k" in too_many.content[0].text
     assert missing.is_error and "no passage 'no-such-chunk' in the library" in missing.content[0].text

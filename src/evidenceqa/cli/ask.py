@@ -51,6 +51,8 @@ def ask(
     if question is not None:
         question = checked_question(settings_of(ctx), question)
     filters = Filters(year_min=year_min, year_max=year_max, collections=tuple(collection or ()))
+    if problem := filters.year_problem():
+        fail(f"--year-min/--year-max: {problem}")
     with open_engine(settings_of(ctx)) as engine:
         if not engine.is_current():
             err.print(

@@ -89,6 +89,8 @@ def search(
         year_min=year_min, year_max=year_max, collections=tuple(collection or ()),
         doc_types=tuple(doc_type or ()), topics=tuple(topic or ()),
     )  # fmt: skip
+    if problem := filters.year_problem():
+        fail(f"--year-min/--year-max: {problem}")
     with open_engine(settings_of(ctx)) as engine:
         if not engine.is_current():
             err.print(

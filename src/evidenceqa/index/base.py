@@ -44,6 +44,12 @@ class Filters:
     doc_ids: tuple[str, ...] = ()  # restrict to these documents (e.g. "search within")
     exclude_doc_ids: tuple[str, ...] = ()  # e.g. a benchmark's held-out documents
 
+    def year_problem(self) -> str | None:
+        """Why no document can pass the year bounds (the first after the last), or None."""
+        if self.year_min is not None and self.year_max is not None and self.year_min > self.year_max:
+            return f"the earliest year ({self.year_min}) is after the latest ({self.year_max}): no year is in that range"
+        return None
+
     def describe(self) -> dict[str, object]:
         """The filters that differ from the defaults, for results and answer records."""
         default = Filters()

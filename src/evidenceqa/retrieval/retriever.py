@@ -30,7 +30,7 @@ from evidenceqa.library.vocabulary import Vocabulary
 from evidenceqa.retrieval.adaptive import AdaptiveAlpha, query_signals
 from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
 from evidenceqa.retrieval.query_class import classify, learned_alpha, rule_alpha
-from evidenceqa.retrieval.question import clean_question
+from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.retrieval.rerank import CrossEncoder, blend
 from evidenceqa.retrieval.temporal import Temporal, parse_temporal, scoped
 from evidenceqa.text.tokens import analyze
@@ -143,7 +143,7 @@ class Retriever:
         parsed = (
             scoped(parse_temporal(question, self.today), question) if temporal else Temporal(text=question)
         )
-        applied = _with_years(filters or Filters(), parsed, level)
+        applied, parsed = _with_years(filters or Filters(), parsed, level)
         expansion = self.vocabulary.expand(parsed.text)
         terms = analyze(expansion.text)
         clock.lap("parse")
@@ -244,15 +244,24 @@ class Retriever:
         ]
 
 
-def _with_years(filters: Filters, parsed: Temporal, level: str) -> Filters:
-    """The user's filters narrowed by the question's years; an explicit user bound wins."""
+def _with_years(filters: Filters, parsed: Temporal, level: str) -> tuple[Filters, Temporal]:
+    """The user's filters narrowed by the question's years; an explicit user bound wins, and where
+    the question's years contradict the user's ("before 2019" with a filter from 2022), the
+    user's alone apply (and the question's years are returned as not applied). Bounds that hold no
+    year are refused (QuestionError), never searched."""
     levels = ("document",) if level == "document" else filters.levels or CONTENT_LEVELS
-    return replace(
+    applied = replace(
         filters,
         levels=levels,
         year_min=filters.year_min if filters.year_min is not None else parsed.year_min,
         year_max=filters.year_max if filters.year_max is not None else parsed.year_max,
     )
+    if problem := filters.year_problem():
+        raise QuestionError(problem)
+    if applied.year_problem():
+        applied = replace(applied, year_min=filters.year_min, year_max=filters.year_max)
+        parsed = replace(parsed, year_min=None, year_max=None, overruled=True)
+    return applied, parsed
 
 
 def _boost_recent(hits: list[Hit], catalogue: Catalogue) -> list[Hit]:

@@ -96,10 +96,13 @@ class Temporal:
     recency: bool = False  # "latest" & co. with no years: boost newer documents, filter nothing
     phrase: str | None = None  # the phrases found, as written, joined by ", "
     scope: Literal["publication", "event"] = "publication"  # what the years are about (see `scoped`)
+    overruled: bool = False  # its years contradicted the user's year filter, which applied instead
 
     def describe(self) -> str:
         """A short human line for results: "year ≥ 2021 (from 'since 2021')"."""
         lo, hi = self.year_min, self.year_max
+        if self.overruled:
+            return f"'{self.phrase}' not applied: it leaves no year within the year filter"
         if self.scope == "event":
             limit = f"documents from {lo} on" if lo is not None else "no year filter"
             return f"{limit} ('{self.phrase}' dates what is asked about, not the evidence)"

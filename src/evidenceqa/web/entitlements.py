@@ -32,7 +32,10 @@ async def reader_of(store: Store, user: User, token_collections: list[str] | Non
 
 async def held_filters(reader: Reader, chosen: Filters | None, library: Library) -> Filters | None:
     """`within_access` for this reader; the library's collections are read only when the reader's
-    access is limited, so an open library costs no catalogue read per question."""
+    access is limited, so an open library costs no catalogue read per question. 422 for a year range
+    that holds no year, before any work is done."""
+    if chosen is not None and (problem := chosen.year_problem()):
+        raise HTTPException(422, problem)
     if reader.access.unlimited:
         return chosen
     return within_access(reader.access, chosen, await library.collections())

@@ -29,7 +29,23 @@ def answer_out(
     row = answer.to_row()
     rating = RATING_NAMES.get(score) if score is not None else None
     ids = {"answer_id": answer_id, "conversation_id": conversation_id}
-    return AnswerOut.model_validate(row | ids | {"citations": passages, "rating": rating})
+    shown = {"citations": passages, "rating": rating, "applied_filters": filter_labels(answer)}
+    return AnswerOut.model_validate(row | ids | shown)
+
+
+def filter_labels(answer: Answer) -> list[str]:
+    """The limits the answer's evidence was held to, one label each: years, what the question's own
+    words set, collections, document types, topics. A reader must see why evidence is missing,
+    and which limit to lift."""
+    applied = answer.filters
+    low, high = applied.get("year_min"), applied.get("year_max")
+    years = f"{low}–{high}" if low and high else f"from {low}" if low else f"up to {high}" if high else None
+    labels = [f"Years {years}"] if years else []
+    if answer.temporal:  # what the question's own words set: "year ≥ 2015 (from 'since 2015')"
+        labels.append(f"Read from the question: {answer.temporal}")
+    for key, name in (("collections", "Collection"), ("doc_types", "Document type"), ("topics", "Topic")):
+        labels.extend(f"{name}: {value}" for value in applied.get(key) or ())
+    return labels
 
 
 def store_exchange(

@@ -117,6 +117,11 @@ class AnswerOut(BaseModel):
     cache_hit: bool
     index_version: int
     rating: Rating | None = Field(None, description="The asking user's feedback on this answer, if any.")
+    applied_filters: list[str] = Field(
+        default_factory=list,
+        description="Each limit the evidence was held to, as the chat shows it: typed in the form, or "
+        'read from the question ("since 2015").',
+    )
 
 
 class SearchResultOut(BaseModel):

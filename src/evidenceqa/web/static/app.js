@@ -107,6 +107,10 @@ function answerBlock(answer) {
   if (answer.searched_for) {  // a follow-up, resolved against the conversation
     article.append(el("p", { class: "searched-for" }, "Searched for: ", el("q", {}, answer.searched_for)));
   }
+  if (answer.applied_filters.length) {  // as templates/_answer.html lists them
+    article.append(el("ul", { class: "filter-chips", "aria-label": "Limits on the evidence" },
+                      ...answer.applied_filters.map((label) => el("li", {}, label))));
+  }
   article.append(answerText(answer));
   if (answer.unsupported_sentences.length) {  // as templates/_answer.html marks them
     article.append(el("aside", { class: "flagged", role: "note" },
