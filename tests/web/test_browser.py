@@ -134,6 +134,18 @@ def _keep(path: Path) -> None:
         shutil.copy2(path, target / path.name)
 
 
+def _logged_in(server: Server, browser: Any) -> tuple[Any, Any]:
+    """A desktop browser context logged in as the administrator, on the chat page."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(server.url + "login")
+    page.get_by_label("Email").fill(ADMIN)
+    page.get_by_label("Password").fill(server.password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(server.url)
+    return context, page
+
+
 # Records every piece of text the page appends to the streaming answer, before it is replaced.
 RECORD_STREAM = """
 window.__streamed = [];
@@ -227,13 +239,7 @@ def test_ask_read_the_cited_passage_and_give_feedback(server: Server, browser: A
 def test_a_follow_up_is_answered_in_the_light_of_the_first_question(
     server: Server, browser: Any, artifacts: Path
 ) -> None:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(server.url)
-    page.get_by_label("Email").fill(ADMIN)
-    page.get_by_label("Password").fill(server.password)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(server.url)
+    context, page = _logged_in(server, browser)
     answers = page.locator("article.answer[data-answer-id]")
     for n, question in enumerate(("Does tranexamic acid reduce blood loss after knee arthroplasty?",
                                   "Is it safe after knee arthroplasty?")):  # fmt: skip
@@ -259,13 +265,7 @@ def test_a_follow_up_is_answered_in_the_light_of_the_first_question(
 def test_the_limits_on_the_evidence_show_on_the_answer_and_an_empty_range_says_why(
     server: Server, browser: Any
 ) -> None:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(server.url)
-    page.get_by_label("Email").fill(ADMIN)
-    page.get_by_label("Password").fill(server.password)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(server.url)
+    context, page = _logged_in(server, browser)
     page.locator("details.filters summary").click()
     page.get_by_label("Evidence from year").fill("2022")
     page.get_by_label("up to year").fill("2019")
@@ -317,13 +317,7 @@ def test_an_admin_reset_link_then_a_password_change(server: Server, browser: Any
     """An administrator makes an account and hands its holder a reset link; the holder sets a password
     through it, then changes it on their account page and logs in with the new one."""
     nurse, first, second = "nurse@example.org", "first passphrase 123", "second passphrase 456"
-    admin = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = admin.new_page()
-    page.goto(server.url + "login")
-    page.get_by_label("Email").fill(ADMIN)
-    page.get_by_label("Password").fill(server.password)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(server.url)
+    admin, page = _logged_in(server, browser)
     page.goto(server.url + "admin")
     page.locator("#user-email").fill(nurse)
     page.locator("#user-name").fill("Night Nurse")
