@@ -60,6 +60,9 @@ class Answer:
     query_id: str | None = None
     # A follow-up resolved against its conversation: what was searched, when not the question itself.
     searched_for: str | None = None
+    # An abstention's closest passages: what the library holds nearby. Not citations: they do not
+    # answer the question, and nothing counts them as support.
+    nearest: list[Citation] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,9 +71,14 @@ class Answer:
     def from_dict(cls, data: dict[str, Any]) -> Answer:
         values = dict(data)
         values["citations"] = [Citation(**c) for c in data["citations"]]
+        values["nearest"] = [Citation(**c) for c in data.get("nearest") or ()]
         values["sentences"] = [Sentence(**s) for s in data["sentences"]]
         values["usage"] = Usage(**data["usage"])
         return cls(**values)
+
+    def shown_passages(self) -> list[Citation]:
+        """The passages the answer shows: its citations, then (an abstention's) nearest ones."""
+        return [*self.citations, *self.nearest]
 
     def to_row(self) -> dict[str, Any]:
         """The answer as `ask --json`, the batch file and the API write it: the cost as one total and by
@@ -82,6 +90,7 @@ class Answer:
             "answer": self.answer,
             "abstained": self.abstained,
             "citations": [asdict(c) for c in self.citations],
+            "nearest": [asdict(c) for c in self.nearest],
             "unsupported_sentences": [s.text for s in self.sentences if s.supported is False],
             "filters": self.filters,
             "timings_ms": self.timings_ms,

@@ -29,6 +29,7 @@ TABLES = {
     "login_sessions",
     "guard_counters",
     "lookups",
+    "gap_reports",
     "conversations",
     "messages",
     "answer_records",

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from starlette.routing import BaseRoute, Route
 
+from evidenceqa.analytics.report import build_report, report_markdown
 from evidenceqa.store import (
     answers_between,
     conversations,
@@ -222,6 +223,47 @@ def test_a_follow_up_is_resolved_against_its_conversation_and_says_what_was_sear
     # The same words in a new conversation have nothing to lean on.
     alone = _ask(alice, "Is it safe after knee arthroplasty?")
     assert alone["searched_for"] is None
+
+
+def test_an_abstention_shows_the_closest_passages_as_not_answering(app: FastAPI, alice: Client) -> None:
+    abstained = _ask(alice, "What humidity should an operating room have?")
+    assert abstained["abstained"] and abstained["citations"] == []
+    nearest = abstained["nearest"]
+    assert 1 <= len(nearest) <= 3 and all(
+        n["text"] in n["body"] for n in nearest
+    )  # each marked in its passage
+    assert {n["doc_id"] for n in nearest} <= {d["doc_id"] for d in DOCS}
+    page = alice.get(f"/conversations/{abstained['conversation_id']}").text  # stored, and shown again
+    assert "The closest passages the library holds. They do not answer the question." in page
+    assert (
+        f'id="near-{abstained["answer_id"]}-1"' in page and "cite-n" not in page.split('class="nearest"')[1]
+    )
+    answered = _ask(alice)
+    assert answered["nearest"] == []  # an answer shows its citations only
+
+
+def test_a_reader_tells_the_library_team_what_is_missing_and_the_pilot_report_lists_it(
+    app: FastAPI, alice: Client, bob: Client
+) -> None:
+    abstained = _ask(alice, "What humidity should an operating room have?")
+    url = f"/api/answers/{abstained['answer_id']}/gap"
+    sent = alice.post(
+        url, json={"comment": "ASHRAE 170 ranges for theatres"}, headers={"X-CSRF-Token": alice.csrf}
+    )
+    assert sent.status_code == 200 and sent.json() == {
+        "answer_id": abstained["answer_id"],
+        "comment": "ASHRAE 170 ranges for theatres",
+    }
+    assert bob.post(url, json={}, headers={"X-CSRF-Token": bob.csrf}).status_code == 404  # not bob's answer
+    too_long = alice.post(url, json={"comment": "x" * 4001}, headers={"X-CSRF-Token": alice.csrf})
+    assert too_long.status_code == 422
+    page = alice.get(f"/conversations/{abstained['conversation_id']}").text
+    assert 'class="gap-report"' in page and "Tell the library team" in page
+    report = build_report(store_of(app), None, None, "feedback", 5.0)
+    [row] = [r for r in report.reported if r.answer_id == abstained["answer_id"]]
+    assert row.question == "What humidity should an operating room have?"
+    assert row.comment == "ASHRAE 170 ranges for theatres"
+    assert "| ASHRAE 170 ranges for theatres |" in report_markdown(report)
 
 
 def test_each_answer_records_whether_the_chat_or_a_script_asked(app: FastAPI, alice: Client) -> None:

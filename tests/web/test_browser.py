@@ -18,8 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
+from evidenceqa.analytics.rows import EARLIEST, LATEST
 from evidenceqa.config import Settings
-from evidenceqa.store import feedback_of, list_users, open_store
+from evidenceqa.store import feedback_of, gap_reports_between, list_users, open_store
 from tests.skips import unavailable
 from tests.web.conftest import CEFAZOLIN, SCRIPT, SHAVE
 
@@ -287,6 +288,31 @@ def test_the_limits_on_the_evidence_show_on_the_answer_and_an_empty_range_says_w
         "list", name="Limits on the evidence"
     )
     assert shown.inner_text() == "Years from 2000"
+    context.close()
+
+
+def test_an_abstention_shows_the_closest_passages_and_takes_a_gap_report(
+    server: Server, browser: Any, artifacts: Path
+) -> None:
+    context, page = _logged_in(server, browser)
+    page.get_by_label("Your question").fill("What humidity should an operating room have?")
+    page.get_by_role("button", name="Ask").click()
+    answer = page.locator("article.answer[data-answer-id]").first
+    answer.wait_for()
+    assert answer.locator(".answer-text").inner_text().startswith("I don't have adequate information")
+    nearest = answer.get_by_role("region", name="Closest passages")
+    assert "They do not answer the question." in nearest.inner_text()
+    assert nearest.locator("li").count() >= 1 and nearest.locator(".cite-n").count() == 0
+    answer.get_by_label("What were you looking for? (optional)").fill("Theatre humidity ranges")
+    answer.get_by_role("button", name="Tell the library team").click()
+    answer.get_by_text("Thank you: the library team will see this in its content-gap report.").wait_for()
+    answer_id = int(answer.get_attribute("data-answer-id"))
+    with open_store(server.settings) as store:
+        [report] = [r for r in gap_reports_between(store, EARLIEST, LATEST) if r.answer_id == answer_id]
+    assert report.comment == "Theatre humidity ranges"
+    shot = artifacts / "abstention.png"
+    page.screenshot(path=str(shot), full_page=True)
+    _keep(shot)
     context.close()
 
 

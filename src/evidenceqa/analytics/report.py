@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from evidenceqa.analytics.gaps import GapQuestion, GapTopic, content_gaps
 from evidenceqa.analytics.metrics import SuccessRule, Summary, Week, summarise, weekly
 from evidenceqa.analytics.rows import Exchange, load_exchanges, period_bounds
 from evidenceqa.answer.engine import Engine
-from evidenceqa.store import Store, lookups_between
+from evidenceqa.store import GapReportRow, Store, gap_reports_between, lookups_between
 from evidenceqa.text import markdown
 
 
@@ -40,6 +40,7 @@ class PilotReport:
     weeks: list[Week]
     failures: list[LabelledFailure]
     gaps: list[GapTopic]
+    reported: list[GapReportRow] = field(default_factory=list)  # "tell the library team", oldest first
 
     @property
     def categories(self) -> dict[str, int]:
@@ -48,13 +49,18 @@ class PilotReport:
         return {category: counts[category] for category in CATEGORY_NAMES}
 
 
-def gap_questions(failures: Sequence[LabelledFailure]) -> list[GapQuestion]:
-    """Abstained and missing-content answers: what the library could not answer."""
-    return [
+def gap_questions(
+    failures: Sequence[LabelledFailure], reported: Sequence[GapReportRow] = ()
+) -> list[GapQuestion]:
+    """Abstained and missing-content answers, and those readers reported as missing: what the
+    library could not answer, each answer once."""
+    found = [
         GapQuestion(f.exchange.answer_id, f.exchange.answer.question)
         for f in failures
         if f.exchange.answer.abstained or f.category == "missing_content"
     ]
+    known = {q.answer_id for q in found}
+    return found + [GapQuestion(r.answer_id, r.question) for r in reported if r.answer_id not in known]
 
 
 def build_report(
@@ -71,12 +77,13 @@ def build_report(
     `diagnose`, failures show only their stored labels; without `embed`, there is no gap list."""
     rows = load_exchanges(store, *period_bounds(since, until))
     failures = label_failures(store, rows, diagnose, relabel)
-    gaps = content_gaps(gap_questions(failures), embed) if embed is not None else []
+    reported = gap_reports_between(store, *period_bounds(since, until))
+    gaps = content_gaps(gap_questions(failures, reported), embed) if embed is not None else []
     counted = lookups_between(store, *period_bounds(since, until))
     lookups = {f"{channel} {kind}": n for (channel, kind), n in sorted(counted.items())}
     summary = replace(summarise(rows, rule, target_s), lookups=lookups)
     weeks = weekly(rows, rule, target_s)
-    return PilotReport(since, until, rows, summary, weeks, failures, gaps)
+    return PilotReport(since, until, rows, summary, weeks, failures, gaps, reported)
 
 
 def engine_report(
@@ -104,6 +111,7 @@ def report_json(report: PilotReport) -> dict[str, Any]:
             "categories": report.categories,
             "failures": [failure_json(f) for f in report.failures],
             "gaps": [asdict(g) for g in report.gaps],
+            "reported_gaps": [asdict(r) for r in report.reported],
         }
     )
 
@@ -203,6 +211,14 @@ def report_markdown(report: PilotReport, chart_files: dict[str, str] | None = No
             ["Topic", "Questions", "Examples"],
             [(g.name, g.count, " / ".join(g.examples)) for g in report.gaps],
             [False, True, False],
+        ),
+        "\n### Reported missing by readers\n",
+        markdown.table(
+            ["When", "Answer", "Question", "What they were looking for"],
+            [
+                (r.created_at.date().isoformat(), r.answer_id, r.question, r.comment or "–")
+                for r in report.reported
+            ],
         ),
     ]
     if chart_files:

@@ -227,9 +227,19 @@ def citations_for(sentences: Sequence[Sentence], evidence: Sequence[Evidence]) -
     return [_citation(by_n[n], [s for s in sentences if n in s.citations]) for n in cited]
 
 
+def nearest_passages(question: str, evidence: Sequence[Evidence], count: int) -> list[Citation]:
+    """For an abstention: the `count` best-ranked passages, each marked where it comes closest to the
+    question. They do not answer it; they show the reader what the library holds nearby."""
+    return [_passage(item, [question]) for item in evidence[:count]]
+
+
 def _citation(item: Evidence, citing: list[Sentence]) -> Citation:
     # A sentence the check found unsupported should not decide which passage is highlighted.
     claims = [s.text for s in citing if s.supported is not False] or [s.text for s in citing]
+    return _passage(item, claims)
+
+
+def _passage(item: Evidence, claims: list[str]) -> Citation:
     chunk = item.chunk
     return Citation(
         n=item.n,

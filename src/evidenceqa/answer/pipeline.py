@@ -16,7 +16,7 @@ from typing import Any
 from evidenceqa.answer.abstain import Abstainer
 from evidenceqa.answer.base import Draft, Evidence, GenerationError, Generator, Rewriter, abstention
 from evidenceqa.answer.cache import Cache, cache_key, settings_fingerprint
-from evidenceqa.answer.citations import check, citations_for, unsupported_count
+from evidenceqa.answer.citations import check, citations_for, nearest_passages, unsupported_count
 from evidenceqa.config import Settings
 from evidenceqa.index.base import Filters
 from evidenceqa.records import Answer, Sentence
@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 # The stored record's generator column holds 200 characters.
 FALLBACK_MARK_CHARS = 200
+# How many of the closest passages an abstention shows.
+NEAREST = 3
 # How many earlier questions an LLM reads to rewrite a follow-up; the rules lean on the last only.
 MAX_PREVIOUS = 4
 
@@ -158,6 +160,7 @@ class Answerer:
             answer=draft.text,
             abstained=draft.abstained,
             citations=[] if draft.abstained else citations_for(sentences, evidence),
+            nearest=nearest_passages(question.question, evidence, NEAREST) if draft.abstained else [],
             sentences=sentences,
             unsupported=unsupported_count(sentences),
             generator=_answered_by(self.generator, draft),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -18,7 +18,16 @@ from sqlalchemy.orm import Session, selectinload
 
 from evidenceqa.records import Answer
 from evidenceqa.store.db import Store
-from evidenceqa.store.models import RATINGS, AnswerRecord, Channel, Conversation, Feedback, Message, User
+from evidenceqa.store.models import (
+    RATINGS,
+    AnswerRecord,
+    Channel,
+    Conversation,
+    Feedback,
+    GapReport,
+    Message,
+    User,
+)
 from evidenceqa.text.characters import visible
 
 TITLE_CHARS = 80
@@ -87,6 +96,7 @@ def to_answer(record: AnswerRecord) -> Answer:
     """The `Answer` a record was made from, field for field."""
     fields = {name: getattr(record, name) for name in Answer.__dataclass_fields__ if name != "cost_usd"}
     fields["cost_usd"] = {**record.cost_by_stage, "total": record.cost_usd}
+    fields["nearest"] = record.nearest or []  # none before revision 0010
     return Answer.from_dict(fields)
 
 
@@ -169,16 +179,66 @@ def record_feedback(
 
 def _save_feedback(store: Store, answer_id: int, user: User, rating: float, comment: str) -> Feedback:
     with store.transaction() as session:
-        _answer(session, answer_id, user)
-        feedback = session.scalar(
-            select(Feedback).where(Feedback.answer_id == answer_id, Feedback.user_id == user.id)
-        )
-        if feedback is None:
-            feedback = Feedback(answer_id=answer_id, user_id=user.id)
-            session.add(feedback)
+        feedback = _readers_row(session, Feedback, answer_id, user)
         feedback.rating, feedback.comment, feedback.created_at = rating, comment, store.now()
         session.flush()
         return feedback
+
+
+PerReader = TypeVar("PerReader", Feedback, GapReport)
+
+
+def _readers_row(session: Session, model: type[PerReader], answer_id: int, user: User) -> PerReader:
+    """The reader's own row of `model` for an answer they can see (one per reader), new if none."""
+    _answer(session, answer_id, user)
+    row = session.scalar(select(model).where(model.answer_id == answer_id, model.user_id == user.id))
+    if row is None:
+        row = model(answer_id=answer_id, user_id=user.id)
+        session.add(row)
+    return row
+
+
+def report_gap(store: Store, answer_id: int, user: User, comment: str | None = "") -> GapReport:
+    """The reader's report that the library lacks what this answer of theirs was asked for; a
+    second report of the same answer replaces the first."""
+    text = visible(comment or "").strip()
+    try:
+        return _save_gap(store, answer_id, user, text)
+    except IntegrityError:  # two first reports raced (PostgreSQL): this one replaces the other
+        return _save_gap(store, answer_id, user, text)
+
+
+def _save_gap(store: Store, answer_id: int, user: User, comment: str) -> GapReport:
+    with store.transaction() as session:
+        report = _readers_row(session, GapReport, answer_id, user)
+        report.comment, report.created_at = comment, store.now()
+        session.flush()
+        return report
+
+
+@dataclass(frozen=True)
+class GapReportRow:
+    answer_id: int
+    user_id: int
+    created_at: datetime
+    question: str
+    comment: str
+
+
+def gap_reports_between(store: Store, start: datetime, end: datetime) -> list[GapReportRow]:
+    """Every gap report made (or last replaced) with start <= created_at < end, oldest first."""
+    _check_range(start, end)
+    query = (
+        select(GapReport, AnswerRecord.question)
+        .join(AnswerRecord, GapReport.answer_id == AnswerRecord.id)
+        .where(GapReport.created_at >= start, GapReport.created_at < end)
+        .order_by(GapReport.created_at, GapReport.id)
+    )
+    with store.read() as session:
+        return [
+            GapReportRow(r.answer_id, r.user_id, r.created_at, question, r.comment)
+            for r, question in session.execute(query)
+        ]
 
 
 def feedback_of(store: Store, answer_id: int, user: User) -> Feedback | None:

@@ -234,6 +234,7 @@ class AnswerRecord(Base):
     p_answerable: Mapped[float | None] = mapped_column(Float)
     query_id: Mapped[str | None] = mapped_column(String(200))
     searched_for: Mapped[str | None] = mapped_column(Text)  # a follow-up as it was resolved
+    nearest: Mapped[list[dict[str, Any]] | None]  # an abstention's closest passages
     # Who asked through what: the chat page, the JSON API, an MCP client or an OpenAI-compatible one.
     channel: Mapped[Channel] = mapped_column(String(16), default="chat", server_default="chat")
     created_at: Mapped[datetime]
@@ -252,6 +253,20 @@ class Lookup(Base):
     channel: Mapped[Channel] = mapped_column(String(16))
     kind: Mapped[LookupKind] = mapped_column(String(16))
     results: Mapped[int] = mapped_column(Integer)  # passages (or collections) returned
+    created_at: Mapped[datetime]
+
+
+class GapReport(Base):
+    """A reader telling the library team that the library lacks what they asked ("tell the library
+    team" under an abstention), with what they were looking for; one per reader per answer."""
+
+    __tablename__ = "gap_reports"
+    __table_args__ = (UniqueConstraint("answer_id", "user_id"), Index(None, "created_at"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    answer_id: Mapped[int] = mapped_column(ForeignKey("answer_records.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    comment: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime]
 
 

@@ -42,6 +42,8 @@ from evidenceqa.web.schemas import (
     ConversationOut,
     FeedbackIn,
     FeedbackOut,
+    GapIn,
+    GapOut,
     HealthOut,
     InviteIn,
     InviteOut,
@@ -219,6 +221,16 @@ async def feedback(answer_id: RowId, body: FeedbackIn, request: Request, identit
         body.comment,
     )
     return FeedbackOut(answer_id=answer_id, rating=body.rating, score=stored.rating, comment=stored.comment)
+
+
+@router.post("/api/answers/{answer_id}/gap", response_model=GapOut)
+async def report_gap(answer_id: RowId, body: GapIn, request: Request, identity: ApiUser) -> GapOut:
+    """Tell the library team that the library lacks what this answer was asked for (with what the
+    caller was looking for): it joins the pilot report's content gaps. A second report replaces the first."""
+    stored = await run_in_threadpool(
+        conversations.report_gap, services_of(request).store, answer_id, identity.user, body.comment
+    )
+    return GapOut(answer_id=answer_id, comment=stored.comment)
 
 
 @router.get("/api/admin/status", response_model=AdminStatusOut, tags=["admin"])

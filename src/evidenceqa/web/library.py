@@ -73,7 +73,7 @@ class Library:
             lambda: self.answerer.prepare(question, filters, on_delta=on_delta, previous=previous)
         )
         answer = found if isinstance(found, Answer) else await self._finish(found, on_delta)
-        return answer, await self.passages(answer.citations)
+        return answer, await self.passages(answer.shown_passages())
 
     async def _finish(self, pending: Pending, on_delta: Callable[[str], None] | None) -> Answer:
         return await asyncio.wrap_future(self.writers.submit(self.answerer.finish, pending, on_delta))

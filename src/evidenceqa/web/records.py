@@ -25,11 +25,18 @@ def answer_out(
     passages: list[CitationOut],
     score: float | None = None,
 ) -> AnswerOut:
-    """The record `evidenceqa ask --json` prints, with its ids, cited passages and the user's rating."""
+    """The record `evidenceqa ask --json` prints, with its ids, passages and the user's rating.
+    `passages`: the cited ones, then an abstention's nearest ones (`Library.passages` of both)."""
     row = answer.to_row()
     rating = RATING_NAMES.get(score) if score is not None else None
     ids = {"answer_id": answer_id, "conversation_id": conversation_id}
-    shown = {"citations": passages, "rating": rating, "applied_filters": filter_labels(answer)}
+    cited, nearest = passages[: len(answer.citations)], passages[len(answer.citations) :]
+    shown = {
+        "citations": cited,
+        "nearest": nearest,
+        "rating": rating,
+        "applied_filters": filter_labels(answer),
+    }
     return AnswerOut.model_validate(row | ids | shown)
 
 
@@ -80,13 +87,14 @@ async def conversation_detail(services: Services, user: User, conversation_id: i
     conversation, messages, scores = await run_in_threadpool(_load, services.store, user, conversation_id)
     answers = {m.id: conversations.to_answer(m.answer) for m in messages if m.answer is not None}
     # One trip to the engine thread for every cited passage of the conversation.
-    passages = await services.library.passages([c for a in answers.values() for c in a.citations])
+    passages = await services.library.passages([c for a in answers.values() for c in a.shown_passages()])
     shown = []
     for message in messages:
         answer = answers.get(message.id)
         out = None
         if answer is not None and message.answer is not None:
-            cited, passages = passages[: len(answer.citations)], passages[len(answer.citations) :]
+            count = len(answer.shown_passages())
+            cited, passages = passages[:count], passages[count:]
             record_id = message.answer.id
             out = answer_out(answer, record_id, conversation_id, cited, scores.get(record_id))
         shown.append(

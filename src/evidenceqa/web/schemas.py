@@ -107,6 +107,11 @@ class AnswerOut(BaseModel):
     answer: str
     abstained: bool
     citations: list[CitationOut]
+    nearest: list[CitationOut] = Field(
+        default_factory=list,
+        description="An abstention's closest passages, each marked where it comes closest to the "
+        "question. They do not answer it: they show what the library holds nearby.",
+    )
     unsupported_sentences: list[str]
     filters: dict[str, Any]
     timings_ms: dict[str, float]
@@ -177,6 +182,15 @@ class ConversationDetailOut(ConversationOut):
 class FeedbackIn(Body):
     rating: Rating
     comment: str | None = Field(None, max_length=4000)
+
+
+class GapIn(Body):
+    comment: str | None = Field(None, max_length=4000, description="What the reader was looking for.")
+
+
+class GapOut(BaseModel):
+    answer_id: int
+    comment: str
 
 
 class FeedbackOut(BaseModel):

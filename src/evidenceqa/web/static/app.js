@@ -79,9 +79,10 @@ function passage(body, text) {
   return quote;
 }
 
-function citation(answerId, cited) {
-  const summary = el("summary", {}, el("span", { class: "cite-n" }, `[${cited.n}]`), " ",
-                     el("span", { class: "cite-title" }, cited.title || cited.doc_id));
+// A cited passage ([n] in the text points at it), or, `near`, an abstention's closest passage (unnumbered).
+function citation(answerId, cited, near = false) {
+  const summary = el("summary", {}, el("span", { class: "cite-title" }, cited.title || cited.doc_id));
+  if (!near) summary.prepend(el("span", { class: "cite-n" }, `[${cited.n}]`), " ");
   const meta = [cited.year, cited.section].filter(Boolean).join(" · ");
   if (meta) summary.append(" ", el("span", { class: "cite-meta" }, meta));
   const details = el("details", {}, summary, passage(cited.body, cited.text));
@@ -90,14 +91,17 @@ function citation(answerId, cited) {
                     "Open the source document");
     details.append(el("p", { class: "source" }, link));
   }
-  return el("li", { id: `cite-${answerId}-${cited.n}` }, details);
+  return el("li", { id: `${near ? "near" : "cite"}-${answerId}-${cited.n}` }, details);
 }
 
-function feedbackForm(answerId) {
-  const form = document.getElementById("feedback-template").content.firstElementChild.cloneNode(true);
+const NEAREST_NOTE = "The closest passages the library holds. They do not answer the question.";
+
+// A form of templates/_answer.html (feedback, gap report) for one answer, its comment box labelled.
+function answerForm(templateId, answerId, prefix) {
+  const form = document.getElementById(templateId).content.firstElementChild.cloneNode(true);
   form.dataset.answerId = answerId;
-  form.querySelector("textarea").id = `comment-${answerId}`;
-  form.querySelector(".comment-label").htmlFor = `comment-${answerId}`;
+  form.querySelector("textarea").id = `${prefix}-${answerId}`;
+  form.querySelector(`.${prefix}-label`).htmlFor = `${prefix}-${answerId}`;
   return form;
 }
 
@@ -121,7 +125,13 @@ function answerBlock(answer) {
     article.append(el("h3", { class: "visually-hidden" }, "Sources"),
                    el("ol", { class: "citations" }, ...answer.citations.map((c) => citation(answer.answer_id, c))));
   }
-  article.append(feedbackForm(answer.answer_id));
+  if (answer.nearest.length) {  // as templates/_answer.html shows them
+    article.append(el("section", { class: "nearest", "aria-label": "Closest passages" },
+                      el("p", {}, NEAREST_NOTE),
+                      el("ul", { class: "citations" }, ...answer.nearest.map((c) => citation(answer.answer_id, c, true)))));
+  }
+  if (answer.abstained) article.append(answerForm("gap-template", answer.answer_id, "gap"));
+  article.append(answerForm("feedback-template", answer.answer_id, "comment"));
   return article;
 }
 
@@ -208,6 +218,22 @@ async function sendFeedback(form) {
   }
 }
 
+async function sendGap(form) {
+  const status = form.querySelector(".gap-status");
+  const button = form.querySelector('button[type="submit"]');
+  button.disabled = true;
+  status.textContent = "Sending…";
+  try {
+    const response = await postJSON(`/api/answers/${form.dataset.answerId}/gap`, { comment: form.elements.comment.value });
+    status.textContent = response.ok ? "Thank you: the library team will see this in its content-gap report."
+                                     : `Not sent: ${await errorText(response)}`;
+  } catch (error) {
+    status.textContent = `Not sent: ${error.message}`;
+  } finally {
+    button.disabled = false;
+  }
+}
+
 // A citation marker [n] in the text opens its source below and moves focus there.
 function openCitation(event) {
   const link = event.target.closest(".cite-ref");
@@ -228,8 +254,9 @@ document.getElementById("ask")?.elements.question.addEventListener("keydown", (e
   }
 });
 document.addEventListener("submit", (event) => {
-  if (!event.target.matches("form.feedback")) return;
+  if (event.target.matches("form.feedback")) sendFeedback(event.target);
+  else if (event.target.matches("form.gap-report")) sendGap(event.target);
+  else return;
   event.preventDefault();
-  sendFeedback(event.target);
 });
 document.addEventListener("click", openCitation);
