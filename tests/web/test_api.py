@@ -400,6 +400,13 @@ def test_the_conversation_page_shows_cited_passages_and_feedback(app: FastAPI, a
     assert 'href="https://example.org/shave"' in page
     assert f'<form class="feedback" data-answer-id="{answer["answer_id"]}">' in page
     assert 'aria-current="page"' in page and SHAVE[:40] in page  # listed, and marked, in the sidebar
+    rated = alice.post(f"/api/answers/{answer['answer_id']}/feedback", json={"rating": "acceptable",
+                       "comment": "Cite the <newer> guideline"}, headers={"X-CSRF-Token": alice.csrf})  # fmt: skip
+    assert rated.status_code == 200
+    again = alice.get(f"/conversations/{answer['conversation_id']}").text  # the comment is shown back
+    assert ">Cite the &lt;newer&gt; guideline</textarea>" in again
+    shown = alice.get(f"/api/conversations/{answer['conversation_id']}").json()["messages"][1]["answer"]
+    assert shown["rating"] == "acceptable" and shown["feedback_comment"] == "Cite the <newer> guideline"
 
 
 def test_search(app: FastAPI, alice: Client) -> None:

@@ -228,6 +228,7 @@ def test_ask_read_the_cited_passage_and_give_feedback(server: Server, browser: A
     page.reload()
     first = page.locator(f"#answer-{answer_id}")
     assert first.get_by_label("Acceptable").is_checked()
+    assert first.get_by_label("Comment (optional)").input_value() == "Clear, but cite the newer guideline."
     first.locator("summary").first.focus()
     page.keyboard.press("Enter")
     assert first.locator("mark").first.is_visible()

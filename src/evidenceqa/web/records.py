@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.records import Answer
-from evidenceqa.store import Channel, Conversation, Message, NotFound, Store, User, conversations
+from evidenceqa.store import Channel, Conversation, Feedback, Message, NotFound, Store, User, conversations
 from evidenceqa.web.schemas import (
     RATING_NAMES,
     AnswerOut,
@@ -23,18 +23,19 @@ def answer_out(
     answer_id: int,
     conversation_id: int,
     passages: list[CitationOut],
-    score: float | None = None,
+    feedback: Feedback | None = None,
 ) -> AnswerOut:
     """The record `evidenceqa ask --json` prints, with its ids, passages and the user's rating.
     `passages`: the cited ones, then an abstention's nearest ones (`Library.passages` of both)."""
     row = answer.to_row()
-    rating = RATING_NAMES.get(score) if score is not None else None
+    rating = RATING_NAMES.get(feedback.rating) if feedback is not None else None
     ids = {"answer_id": answer_id, "conversation_id": conversation_id}
     cited, nearest = passages[: len(answer.citations)], passages[len(answer.citations) :]
     shown = {
         "citations": cited,
         "nearest": nearest,
         "rating": rating,
+        "feedback_comment": feedback.comment if feedback is not None else None,
         "applied_filters": filter_labels(answer),
     }
     return AnswerOut.model_validate(row | ids | shown)
@@ -84,7 +85,7 @@ def own_conversation(store: Store, user: User, conversation_id: int) -> Conversa
 
 
 async def conversation_detail(services: Services, user: User, conversation_id: int) -> ConversationDetailOut:
-    conversation, messages, scores = await run_in_threadpool(_load, services.store, user, conversation_id)
+    conversation, messages, given = await run_in_threadpool(_load, services.store, user, conversation_id)
     answers = {m.id: conversations.to_answer(m.answer) for m in messages if m.answer is not None}
     # One trip to the engine thread for every cited passage of the conversation.
     passages = await services.library.passages([c for a in answers.values() for c in a.shown_passages()])
@@ -96,7 +97,7 @@ async def conversation_detail(services: Services, user: User, conversation_id: i
             count = len(answer.shown_passages())
             cited, passages = passages[:count], passages[count:]
             record_id = message.answer.id
-            out = answer_out(answer, record_id, conversation_id, cited, scores.get(record_id))
+            out = answer_out(answer, record_id, conversation_id, cited, given.get(record_id))
         shown.append(
             MessageOut(role=message.role, text=message.text, created_at=message.created_at, answer=out)
         )
@@ -105,13 +106,14 @@ async def conversation_detail(services: Services, user: User, conversation_id: i
 
 def _load(
     store: Store, user: User, conversation_id: int
-) -> tuple[Conversation, list[Message], dict[int, float]]:
+) -> tuple[Conversation, list[Message], dict[int, Feedback]]:
+    """The conversation, its messages, and the user's feedback on its answers, by answer id."""
     conversation = own_conversation(store, user, conversation_id)
     messages = conversations.messages_of(store, conversation_id, user)
-    scores = {}
+    given = {}
     for message in messages:
         if message.answer is not None:
             feedback = conversations.feedback_of(store, message.answer.id, user)
             if feedback is not None:
-                scores[message.answer.id] = feedback.rating
-    return conversation, messages, scores
+                given[message.answer.id] = feedback
+    return conversation, messages, given

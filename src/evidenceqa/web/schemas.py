@@ -122,6 +122,7 @@ class AnswerOut(BaseModel):
     cache_hit: bool
     index_version: int
     rating: Rating | None = Field(None, description="The asking user's feedback on this answer, if any.")
+    feedback_comment: str | None = Field(None, description="The comment the asking user gave with it.")
     applied_filters: list[str] = Field(
         default_factory=list,
         description="Each limit the evidence was held to, as the chat shows it: typed in the form, or "
