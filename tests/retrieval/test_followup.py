@@ -104,6 +104,8 @@ def test_a_history_as_asked_is_resolved_turn_by_turn(engine: Engine) -> None:
     )
     assert searched[1] == "What is asthma in children?"
     assert searched[2].startswith("How is asthma") and "treated" in searched[2]
+    # A pasted page in the history is not a question that was asked: left out, never an error.
+    assert answerer.searched_forms(["x " * 5000, "", "What is asthma?"]) == ["What is asthma?"]
 
 
 def test_an_llm_rewrites_the_follow_up_and_the_rules_stand_in_when_it_fails(engine: Engine) -> None:

@@ -112,6 +112,10 @@ def test_a_follow_up_leans_on_the_earlier_user_messages(live: Live) -> None:
     assert record["citations"][0]["doc_id"] == "txa"
     streamed = list(client(live).chat.completions.create(model="evidenceqa", messages=messages, stream=True))
     assert streamed[-1].model_extra["evidenceqa"]["searched_for"] == record["searched_for"]
+    # A pasted document earlier in the chat is no question to lean on: the answer comes all the same.
+    pasted = [{"role": "user", "content": "notes " * 3000}, *messages[1:]]
+    plain = client(live).chat.completions.create(model="evidenceqa", messages=pasted)
+    assert plain.model_extra["evidenceqa"]["searched_for"] is None
 
 
 def test_a_question_the_library_cannot_answer_abstains_without_references(live: Live) -> None:

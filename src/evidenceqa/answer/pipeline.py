@@ -21,7 +21,7 @@ from evidenceqa.config import Settings
 from evidenceqa.index.base import Filters
 from evidenceqa.records import Answer, Sentence
 from evidenceqa.retrieval.followup import FollowUps, Resolution
-from evidenceqa.retrieval.question import clean_question
+from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.retrieval.retriever import Retriever, SearchResponse
 
 log = logging.getLogger(__name__)
@@ -100,10 +100,14 @@ class Answerer:
     def searched_forms(self, questions: Sequence[str]) -> list[str]:
         """A conversation's questions as asked (an OpenAI client's history) → as they would have been
         searched, each resolved against those before it by the offline rules (one LLM call per
-        question would cost more than the answer)."""
+        question would cost more than the answer). One that could not have been asked (empty, over
+        max_question_chars: a pasted document) is left out, not refused: it is not this question."""
         searched: list[str] = []
         for question in questions:
-            text = clean_question(question, self.settings.max_question_chars)
+            try:
+                text = clean_question(question, self.settings.max_question_chars)
+            except QuestionError:
+                continue
             searched.append(self.followups.resolve(text, searched).question if self.followups else text)
         return searched
 

@@ -80,8 +80,6 @@ def _one(answerer: Answerer, question: str, filters: Filters, k: int | None, cac
     try:
         previous = answerer.searched_forms(after)
         answer = answerer.ask(question, filters, k, on_delta=stream, use_cache=cache, previous=previous)
-    except QuestionError as exc:
-        fail(f"--after: {exc}")
     except GenerationError as exc:
         fail(str(exc), code=1)
     if as_json:
