@@ -10,7 +10,7 @@ import pytest
 
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
-from evidenceqa.retrieval.followup import FollowUps, catalogue_rarity
+from evidenceqa.retrieval.followup import MAX_PHRASES, FollowUps, _spans, catalogue_rarity
 from tests.answer.openai_server import OpenAIServer, answer, failure, llm_settings
 from tests.conftest import indexed_engine
 
@@ -68,6 +68,17 @@ def test_what_about_x_replaces_the_phrase_it_is_most_like(followups: FollowUps) 
     resolved = followups.resolve("What about hypothyroidism?", ["What are the symptoms of hyperthyroidism?"])
     assert resolved.question == "What are the symptoms of hypothyroidism?"
     assert resolved.how == "substitution"
+
+
+def test_a_long_previous_question_is_searched_for_its_phrase_in_one_small_batch(followups: FollowUps) -> None:
+    scenario = (
+        "A 64-year-old man with long-standing type 2 diabetes, chronic kidney disease, atrial fibrillation "
+        "on warfarin, obesity and sleep apnoea is listed for an elective knee replacement next month; his "
+        "surgeon asks what the symptoms of hyperthyroidism would be, since his last thyroid tests were odd"
+    )
+    assert len(_spans(scenario)) <= MAX_PHRASES
+    resolved = followups.resolve("What about hypothyroidism?", [scenario])
+    assert "symptoms of hypothyroidism" in resolved.question and resolved.how == "substitution"
 
 
 def test_a_setting_is_added_to_the_previous_question(followups: FollowUps) -> None:

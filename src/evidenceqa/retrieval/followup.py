@@ -72,6 +72,7 @@ _QUESTION_WORDS = frozenset(
 )
 SPECIFIC_IDF = 0.5  # share of the library's highest idf above which a term names a topic by itself
 MAX_SPAN = 4  # the longest phrase of the previous question X may replace
+MAX_PHRASES = 64  # phrases of the previous question embedded for "what about X", at most
 NEAR_SIMILARITY = 0.05
 TOPIC_SHARE = 0.15  # a neighbour of the topic's rarest word at least this share as rare joins it
 
@@ -188,15 +189,19 @@ def _runs(text: str) -> list[list[re.Match[str]]]:
 
 
 def _spans(text: str) -> list[tuple[int, int, str]]:
-    """Every phrase of up to MAX_SPAN consecutive content words: (start, end, text)."""
-    found = []
-    for run in _runs(text):
-        for i in range(len(run)):
-            for j in range(i, min(i + MAX_SPAN, len(run))):
-                start, end = run[i].start(), run[j].end()
-                end += text[end : end + 1] in ("'", "’")  # "Graves'" whole
-                found.append((start, end, text[start:end]))
-    return found
+    """Every phrase of up to MAX_SPAN consecutive content words: (start, end, text). A long
+    question gets shorter phrases, and at most MAX_PHRASES, so embedding them stays one small batch."""
+    for longest in range(MAX_SPAN, 0, -1):
+        found = []
+        for run in _runs(text):
+            for i in range(len(run)):
+                for j in range(i, min(i + longest, len(run))):
+                    start, end = run[i].start(), run[j].end()
+                    end += text[end : end + 1] in ("'", "’")  # "Graves'" whole
+                    found.append((start, end, text[start:end]))
+        if len(found) <= MAX_PHRASES:
+            break
+    return found[:MAX_PHRASES]
 
 
 def _topic(text: str, rarity: Rarity) -> str:
