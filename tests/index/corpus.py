@@ -248,6 +248,8 @@ def matches(record: IndexRecord, filters: Filters) -> bool:
         return False
     if filters.collections and record.collection not in filters.collections:
         return False
+    if filters.readable and record.collection not in filters.readable:
+        return False
     if filters.doc_types and record.doc_type not in filters.doc_types:
         return False
     if filters.topics and not set(filters.topics) & set(record.topics):

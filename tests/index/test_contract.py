@@ -150,6 +150,8 @@ FILTER_CASES = {
         year_max=2015, doc_types=("rct", "cohort", "textbook"), doc_ids=("masks-1995", AWKWARD)
     ),
     "nothing": Filters(collections=("guidelines",), doc_types=("rct",)),
+    "readable": Filters(readable=("trials", "textbooks")),
+    "chosen-within-readable": Filters(collections=("guidelines", "trials"), readable=("trials", "reviews")),
 }
 
 

@@ -3,7 +3,7 @@ and the MiniLM embedder), and through the Answerer: what is searched, shown, sto
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -28,6 +28,13 @@ DOCS = [
      "thrombosis."),
     ("shave", 2007, "Shaving the incision site before spinal surgery increased postoperative infection."),
 ]  # fmt: skip
+
+
+SCENARIO = (
+    "A 64-year-old man with long-standing type 2 diabetes, chronic kidney disease, atrial fibrillation "
+    "on warfarin, obesity and sleep apnoea is listed for an elective knee replacement next month; his "
+    "surgeon asks what the symptoms of hyperthyroidism would be, since his last thyroid tests were odd"
+)
 
 
 @pytest.fixture(scope="module")
@@ -71,14 +78,25 @@ def test_what_about_x_replaces_the_phrase_it_is_most_like(followups: FollowUps) 
 
 
 def test_a_long_previous_question_is_searched_for_its_phrase_in_one_small_batch(followups: FollowUps) -> None:
-    scenario = (
-        "A 64-year-old man with long-standing type 2 diabetes, chronic kidney disease, atrial fibrillation "
-        "on warfarin, obesity and sleep apnoea is listed for an elective knee replacement next month; his "
-        "surgeon asks what the symptoms of hyperthyroidism would be, since his last thyroid tests were odd"
-    )
-    assert len(_spans(scenario)) <= MAX_PHRASES
-    resolved = followups.resolve("What about hypothyroidism?", [scenario])
+    assert len(_spans(SCENARIO)) <= MAX_PHRASES
+    resolved = followups.resolve("What about hypothyroidism?", [SCENARIO])
     assert "symptoms of hypothyroidism" in resolved.question and resolved.how == "substitution"
+
+
+def test_the_library_is_asked_the_rarity_of_a_long_questions_words_once(engine: Engine) -> None:
+    asked: list[list[str]] = []
+    rarity = catalogue_rarity(engine.catalogue)
+
+    def counted(words: Sequence[str]) -> Mapping[str, float]:
+        asked.append(list(words))
+        return rarity(words)
+
+    resolver = FollowUps(engine.embedder, counted)
+    assert resolver.resolve("How is it treated?", [SCENARIO]).how == "pronoun"
+    assert len(asked) == 1 and "diabet" in " ".join(asked[0])  # every word of the scenario at once
+    asked.clear()
+    assert resolver.resolve("who is at risk", [SCENARIO]).how == "aspect"
+    assert len(asked) == 2  # the follow-up's own words, then the previous question's
 
 
 def test_a_setting_is_added_to_the_previous_question(followups: FollowUps) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 from starlette.routing import BaseRoute, Route
 
 from evidenceqa.analytics.report import build_report, report_markdown
@@ -419,6 +420,23 @@ def test_search(app: FastAPI, alice: Client) -> None:
     assert alice.get("/api/search", params={"q": ""}).status_code == 422
     counted = lookups_between(store_of(app), now - timedelta(days=1), now + timedelta(days=1)) - before
     assert counted == {("api", "search"): 1}  # the refused one is not
+
+
+def test_a_search_the_database_will_not_count_still_returns_its_results(
+    app: FastAPI, alice: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = store_of(app)
+    with store.transaction() as session:  # the table gone: every insert into it fails
+        session.execute(text("ALTER TABLE lookups RENAME TO lookups_away"))
+    try:
+        question = "tranexamic acid blood loss knee"
+        response = alice.get("/api/search", params={"q": question})
+    finally:
+        with store.transaction() as session:
+            session.execute(text("ALTER TABLE lookups_away RENAME TO lookups"))
+    assert response.status_code == 200 and response.json()["results"][0]["doc_id"] == "txa"
+    warned = [r.getMessage() for r in caplog.records if "not counted" in r.getMessage()]
+    assert len(warned) == 1 and question not in warned[0] and "api search" in warned[0]
 
 
 def test_conversations_can_be_started_and_listed(alice: Client) -> None:

@@ -84,6 +84,8 @@ def test_the_json_api_searches_and_answers_only_within_what_the_account_may_read
     alice, bob = licensed.tokens[ALICE], licensed.tokens[BOB]
     refused = ask_api(licensed, alice, WARMING).json()
     assert "warming" not in doc_ids(refused) and "licensed" not in json.dumps(refused)
+    # Held to what she may read, and not shown that bound as a limit of hers to lift.
+    assert refused["filters"] == {"readable": ["default"]} and refused["applied_filters"] == []
     assert doc_ids(ask_api(licensed, bob, WARMING).json()) == {"warming"}
     found = httpx.get(f"{licensed.url}/api/search", params={"q": WARMING},
                       headers={"Authorization": f"Bearer {alice}"}).json()  # fmt: skip

@@ -25,15 +25,15 @@ def test_only_the_readable_collections_are_searched_and_the_others_never_named()
     held = within_access(
         Access(forbidden=frozenset({"licensed", "elsewhere"})), Filters(year_min=2015), LIBRARY
     )
-    assert held == Filters(year_min=2015, collections=("default", "guidelines"))
+    assert held == Filters(year_min=2015, readable=("default", "guidelines"))
     token = within_access(Access(only=frozenset({"guidelines", "not-ingested"})), None, LIBRARY)
-    assert token == Filters(collections=("guidelines",))
+    assert token == Filters(readable=("guidelines",))
 
 
 def test_asking_for_a_collection_not_granted_or_having_none_is_refused() -> None:
     access = Access(forbidden=frozenset({"licensed"}))
     assert within_access(access, Filters(collections=("default",)), LIBRARY) == Filters(
-        collections=("default",)
+        collections=("default",), readable=("default", "guidelines")
     )
     with pytest.raises(HTTPException) as refused:
         within_access(access, Filters(collections=("default", "licensed")), LIBRARY)
@@ -60,4 +60,4 @@ def test_the_catalogue_is_read_only_for_a_reader_whose_access_is_limited() -> No
     assert library.reads == 0
     limited = Reader(user, Access(forbidden=frozenset({"licensed"})))
     held = asyncio.run(held_filters(limited, None, library))
-    assert held == Filters(collections=("default", "guidelines")) and library.reads == 1
+    assert held == Filters(readable=("default", "guidelines")) and library.reads == 1

@@ -99,6 +99,36 @@ def test_answers_wait_on_the_llm_at_the_same_time(llm: OpenAIServer, alice: Clie
     assert llm.held[held:] == [True, True]
 
 
+def test_follow_ups_wait_on_the_llms_rewrite_at_the_same_time(llm: OpenAIServer, alice: Client) -> None:
+    """A rewrite waits on the LLM off the engine's thread, so two follow-ups' rewrites reach it
+    together, and neither holds up the other's search."""
+    text = ("Shaving the incision site increased infection after spinal surgery [1].",)
+    headers = {"X-CSRF-Token": alice.csrf}
+    started = []
+    for question in ("Does shaving before back surgery matter?", "Is shaving before spine surgery harmful?"):
+        llm.script(answer(*text))
+        started.append(alice.post("/api/ask", json={"question": question}, headers=headers).json())
+    held = len(llm.held)
+    llm.script(
+        Reply(deltas=("Does shaving before spinal surgery raise infection in children?",), together=2),
+        Reply(deltas=("Does shaving before spinal surgery raise infection in the elderly?",), together=2),
+        answer(*text),
+        answer(*text),
+    )
+
+    def follow_up(first: dict) -> dict:
+        body = {"question": "And in kids?", "conversation_id": first["conversation_id"]}
+        return alice.post("/api/ask", json=body, headers=headers).json()
+
+    with ThreadPoolExecutor(2) as pool:
+        followed = list(pool.map(follow_up, started))
+    assert llm.held[held:] == [True, True]
+    assert {a["searched_for"] for a in followed} == {
+        "Does shaving before spinal surgery raise infection in children?",
+        "Does shaving before spinal surgery raise infection in the elderly?",
+    }
+
+
 def test_a_fallback_after_partial_text_discards_it_in_the_stream(
     web_settings: Settings, llm: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

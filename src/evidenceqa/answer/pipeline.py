@@ -64,7 +64,8 @@ class Answerer:
         use_cache: bool = True,
         previous: Sequence[str] = (),
     ) -> Answer:
-        found = self.prepare(question, filters, k, on_delta, use_cache, previous)
+        rewritten = self.rewrite(question, previous)
+        found = self.prepare(question, filters, k, on_delta, use_cache, previous, rewritten)
         return found if isinstance(found, Answer) else self.finish(found, on_delta)
 
     def prepare(
@@ -75,18 +76,25 @@ class Answerer:
         on_delta: Callable[[str], None] | None = None,
         use_cache: bool = True,
         previous: Sequence[str] = (),
+        rewritten: Resolution | None = None,
     ) -> Answer | Pending:
         """The cached answer, or the search an answer is to be written from. `previous`: the
         conversation's earlier questions as they were searched, oldest first; a follow-up is
-        resolved against them, and the resolved question is what is searched and cached.
+        resolved against them (`rewritten`, the LLM's rewrite, else by the rules), and the resolved
+        question is what is searched and cached.
 
-        Split from `finish` so that a server can search on the thread that owns the catalogue and
-        write answers (an LLM's seconds of waiting) on other threads, many at once.
+        Split from `rewrite` and `finish` so that a server can search on the thread that owns the
+        catalogue and wait on an LLM (seconds) on other threads, many at once.
         """
         started = time.perf_counter()
         # Cleaned before the cache key and the record: what is stored is what was searched.
         asked = clean_question(question, self.settings.max_question_chars)
-        resolved = self.resolve(asked, previous)
+        if rewritten is not None:
+            resolved = rewritten
+        elif previous and self.followups is not None:
+            resolved = self.followups.resolve(asked, previous)
+        else:
+            resolved = Resolution(asked, asked)
         version = self.index_version()
         k = k or self.settings.evidence_k
         key = cache_key(resolved.question, (filters or Filters()).describe(), version, settings_fingerprint(self.settings),
@@ -111,22 +119,20 @@ class Answerer:
             searched.append(self.followups.resolve(text, searched).question if self.followups else text)
         return searched
 
-    def resolve(self, question: str, previous: Sequence[str]) -> Resolution:
-        """`question` resolved against the conversation: by the LLM where one answers (it reads
-        the conversation best), else, or when it fails, by the offline rules."""
-        if not previous or self.followups is None:
-            return Resolution(question, question)
-        if isinstance(self.generator, Rewriter):
-            try:
-                rewritten = self.generator.rewrite_followup(question, previous[-MAX_PREVIOUS:])
-                return Resolution(
-                    clean_question(rewritten, self.settings.max_question_chars), question, "llm"
-                )
-            except (GenerationError, ValueError) as exc:  # ValueError: an empty or overlong rewrite
-                log.warning(
-                    "follow-up not rewritten by the LLM (%s); resolved by the rules", type(exc).__name__
-                )
-        return self.followups.resolve(question, previous)
+    def rewrite(self, question: str, previous: Sequence[str]) -> Resolution | None:
+        """A follow-up rewritten against the conversation by the LLM, where one answers (it reads a
+        conversation best); None where none does, or it failed: `prepare` resolves it by the rules.
+        Touches no catalogue, so any thread may wait on it."""
+        if not previous or self.followups is None or not isinstance(self.generator, Rewriter):
+            return None
+        limit = self.settings.max_question_chars
+        asked = clean_question(question, limit)
+        try:
+            rewritten = self.generator.rewrite_followup(asked, previous[-MAX_PREVIOUS:])
+            return Resolution(clean_question(rewritten, limit), asked, "llm")
+        except (GenerationError, ValueError) as exc:  # ValueError: an empty or overlong rewrite
+            log.warning("follow-up not rewritten by the LLM (%s); resolved by the rules", type(exc).__name__)
+            return None
 
     def finish(self, pending: Pending, on_delta: Callable[[str], None] | None = None) -> Answer:
         """Write, check and cache the answer; touches no catalogue, so any thread may run it."""

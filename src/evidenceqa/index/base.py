@@ -38,7 +38,10 @@ class Filters:
     levels: tuple[HierarchyLevel, ...] = CONTENT_LEVELS  # overview chunks only when asked for
     year_min: int | None = None
     year_max: int | None = None
-    collections: tuple[str, ...] = ()
+    collections: tuple[str, ...] = ()  # the ones asked for
+    # The ones the reader may read: a bound set by their access, not a choice, so a reader is never
+    # shown it as a limit of theirs to lift.
+    readable: tuple[str, ...] = ()
     doc_types: tuple[str, ...] = ()
     topics: tuple[str, ...] = ()  # any of these
     doc_ids: tuple[str, ...] = ()  # restrict to these documents (e.g. "search within")
@@ -84,6 +87,7 @@ def render_filters(filters: Filters, dialect: FilterDialect) -> str:
     memberships = [
         (dialect.member, "hierarchy_level", filters.levels),
         (dialect.member, "collection", filters.collections),
+        (dialect.member, "collection", filters.readable),
         (dialect.member, "doc_type", filters.doc_types),
         (dialect.any_of, "topics", filters.topics),
         (dialect.member, "doc_id", filters.doc_ids),

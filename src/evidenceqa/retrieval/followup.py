@@ -208,12 +208,14 @@ def _topic(text: str, rarity: Rarity) -> str:
     """The previous question's topic: its rarest content word, with the words beside it that are
     not common in the library ("tranexamic acid", not "tranexamic acid used"); aspect and
     population words are never part of it."""
+    runs = [[m for m in run if m.group(0).lower() not in _ASPECTS | _POPULATIONS] for run in _runs(text)]
+    stems = {m.group(0): terms(m.group(0)) for run in runs for m in run}
+    rare = rarity(sorted({stem for found in stems.values() for stem in found}))  # one lookup for all
     best, best_score = text, -1.0
-    for run in _runs(text):
-        words = [m for m in run if m.group(0).lower() not in _ASPECTS | _POPULATIONS]
+    for words in runs:
         if not words:
             continue
-        scores = [max(rarity(terms(m.group(0))).values(), default=0.0) for m in words]
+        scores = [max((rare[stem] for stem in stems[m.group(0)]), default=0.0) for m in words]
         top = max(range(len(words)), key=scores.__getitem__)
         if scores[top] <= best_score:
             continue

@@ -23,11 +23,11 @@ from evidenceqa.documents import Document
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.retrieval.question import QuestionError, clean_question
-from evidenceqa.store import Channel, LookupKind, User, record_lookup
+from evidenceqa.store import Channel, LookupKind, User
 from evidenceqa.web.entitlements import Reader, held_filters
 from evidenceqa.web.guards import Guards, app_guards, check_rate
 from evidenceqa.web.library import http_url
-from evidenceqa.web.records import answer_out, store_exchange
+from evidenceqa.web.records import answer_out, count_lookup, store_exchange
 from evidenceqa.web.schemas import AnswerOut, CollectionOut
 from evidenceqa.web.services import OnDelta, Services
 
@@ -176,8 +176,7 @@ class AgentAccess:
         return await held_filters(reader, chosen, self.services.library)
 
     async def looked_up(self, reader: Reader, channel: Channel, kind: LookupKind, results: int) -> None:
-        """Count a search or read for the pilot report (its question is not kept)."""
-        await run_in_threadpool(record_lookup, self.services.store, reader.user, channel, kind, results)
+        await count_lookup(self.services.store, reader.user, channel, kind, results)
 
     async def search(
         self,

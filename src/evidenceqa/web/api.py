@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from evidenceqa.answer import GenerationError
 from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.index.base import Filters
-from evidenceqa.store import Channel, User, accounts, conversations, record_lookup
+from evidenceqa.store import Channel, User, accounts, conversations
 from evidenceqa.web.auth import ApiAdmin, ApiReader, ApiUser, public_link
 from evidenceqa.web.entitlements import held_filters
 from evidenceqa.web.guards import check_ask_rate, check_search_rate, checked_question, log_question
@@ -26,6 +26,7 @@ from evidenceqa.web.records import (
     answer_out,
     conversation_detail,
     conversation_out,
+    count_lookup,
     own_conversation,
     store_exchange,
     user_out,
@@ -178,9 +179,7 @@ async def search(
     library = services_of(request).library
     filters = await held_filters(reader, None, library)
     response = await library.search(checked_question(request, q), k, filters)
-    await run_in_threadpool(
-        record_lookup, services_of(request).store, reader.user, "api", "search", len(response.results)
-    )
+    await count_lookup(services_of(request).store, reader.user, "api", "search", len(response.results))
     return SearchOut.model_validate(response.to_dict())
 
 

@@ -1,8 +1,10 @@
 """Searching only what the reader may read: their `store.Access` as the engine's pre-filter.
 
 The filter names the collections the reader may read (never the ones they may not, which a reader
-must not learn of), so a collection ingested after the list was made is left out, not let in. When
-no collection is restricted and the token names none, filters pass unchanged.
+must not learn of), so a collection ingested after the list was made is left out, not let in. They
+go in `Filters.readable`, apart from the collections the reader chose, so that an answer shows only
+the limits the reader set. When no collection is restricted and the token names none, filters pass
+unchanged.
 """
 
 from __future__ import annotations
@@ -52,7 +54,6 @@ def within_access(access: Access, chosen: Filters | None, library: Iterable[str]
         refused = sorted(c for c in chosen.collections if not access.may_read(c))
         if refused:
             raise HTTPException(403, f"your account may not read the collection {', '.join(refused)}")
-        return chosen
-    if not readable:
+    elif not readable:
         raise HTTPException(403, "your account may read no collection of this library")
-    return replace(chosen or Filters(), collections=readable)
+    return replace(chosen or Filters(), readable=readable)

@@ -3,8 +3,9 @@
 The catalogue's SQLite connection may only be used by the thread that opened it, so the engine is
 opened, used and closed on a dedicated worker thread, and every search and catalogue read runs
 there (milliseconds each); request handlers await its results. Writing an answer needs no catalogue
-(`Answerer.finish`), so it runs on a pool of `web_answer_threads`: answers that wait on an LLM
-overlap instead of queueing, while the event loop keeps serving everything else.
+(`Answerer.finish`), nor does an LLM's rewrite of a follow-up (`Answerer.rewrite`), so both run on a
+pool of `web_answer_threads`: questions that wait on an LLM overlap instead of queueing, while the
+event loop and the engine's thread keep serving everything else.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import asyncio
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
 from evidenceqa.answer.engine import Engine
-from evidenceqa.answer.pipeline import Answerer, Pending
+from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.config import Settings
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
@@ -25,6 +26,7 @@ from evidenceqa.retrieval.retriever import Retriever, SearchResponse
 from evidenceqa.web.schemas import AdminStatusOut, CitationOut, CollectionOut
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 @dataclass
@@ -68,15 +70,20 @@ class Library:
         previous: Sequence[str] = (),
     ) -> tuple[Answer, list[CitationOut]]:
         """The answer and its cited passages; `previous`: the conversation's earlier questions, as
-        they were searched, for a follow-up to be resolved against."""
+        they were searched, for a follow-up to be resolved against. An LLM's rewrite of a follow-up
+        and its answer are waited on by the writers, never by the engine's thread."""
+        rewritten = await self._written(self.answerer.rewrite, question, previous) if previous else None
         found = await self.run(
-            lambda: self.answerer.prepare(question, filters, on_delta=on_delta, previous=previous)
+            lambda: self.answerer.prepare(question, filters, on_delta=on_delta, previous=previous,
+                                          rewritten=rewritten)
+        )  # fmt: skip
+        answer = (
+            found if isinstance(found, Answer) else await self._written(self.answerer.finish, found, on_delta)
         )
-        answer = found if isinstance(found, Answer) else await self._finish(found, on_delta)
         return answer, await self.passages(answer.shown_passages())
 
-    async def _finish(self, pending: Pending, on_delta: Callable[[str], None] | None) -> Answer:
-        return await asyncio.wrap_future(self.writers.submit(self.answerer.finish, pending, on_delta))
+    async def _written(self, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        return await asyncio.wrap_future(self.writers.submit(work, *args, **kwargs))
 
     async def passages(self, citations: Sequence[Citation]) -> list[CitationOut]:
         return await self.run(lambda: cited_passages(self.engine.catalogue, citations))

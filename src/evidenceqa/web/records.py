@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import logging
+
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.records import Answer
-from evidenceqa.store import Channel, Conversation, Feedback, Message, NotFound, Store, User, conversations
+from evidenceqa.store import (
+    Channel,
+    Conversation,
+    Feedback,
+    LookupKind,
+    Message,
+    NotFound,
+    Store,
+    User,
+    conversations,
+    record_lookup,
+)
 from evidenceqa.web.schemas import (
     RATING_NAMES,
     AnswerOut,
@@ -16,6 +30,8 @@ from evidenceqa.web.schemas import (
     UserOut,
 )
 from evidenceqa.web.services import Services
+
+log = logging.getLogger(__name__)
 
 
 def answer_out(
@@ -54,6 +70,15 @@ def filter_labels(answer: Answer) -> list[str]:
     for key, name in (("collections", "Collection"), ("doc_types", "Document type"), ("topics", "Topic")):
         labels.extend(f"{name}: {value}" for value in applied.get(key) or ())
     return labels
+
+
+async def count_lookup(store: Store, user: User, channel: Channel, kind: LookupKind, results: int) -> None:
+    """Count a search or read for the pilot report (its question is not kept). A count the database
+    will not take (locked, full) is logged and lost: the reader's results are not."""
+    try:
+        await run_in_threadpool(record_lookup, store, user, channel, kind, results)
+    except SQLAlchemyError as exc:
+        log.warning("a %s %s was not counted for the pilot report (%s)", channel, kind, type(exc).__name__)
 
 
 def store_exchange(
