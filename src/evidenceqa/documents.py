@@ -17,11 +17,21 @@ from typing import Any, Literal
 HierarchyLevel = Literal["document", "section", "paragraph"]
 
 _WS = re.compile(r"\s+")
+# An untitled document's label: at most this many of its topics, or opening words of a passage.
+LABEL_TOPICS = 4
+LABEL_WORDS = 12
 
 
 def normalize_space(text: str) -> str:
     """Collapse every run of white space to one space and strip the ends."""
     return _WS.sub(" ", text).strip()
+
+
+def doc_type_name(doc_type: str | None) -> str | None:
+    """A document type in words ("journal-abstract" → "Journal abstract"); None for the default
+    type, which says nothing."""
+    words = normalize_space((doc_type or "").replace("-", " ").replace("_", " "))
+    return words.capitalize() if words and words != "document" else None
 
 
 def sha256_text(text: str) -> str:
@@ -91,6 +101,21 @@ class Document:
         data["sections"] = [_section_from_dict(s) for s in data.get("sections") or []]
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in known})
+
+    def label(self, passage: str | None = None) -> str:
+        """What a reader calls this document: its title; where the data has none (PubMed abstracts),
+        its kind and topics ("Journal abstract on Apoptosis, Mitochondria"), else its kind and the
+        opening words of `passage` (a passage of it), and only when there is nothing else its id."""
+        if self.title and self.title.strip():
+            return normalize_space(self.title)
+        kind = doc_type_name(self.doc_type) or "Document"
+        if self.topics:
+            return f"{kind} on {', '.join(self.topics[:LABEL_TOPICS])}"
+        words = normalize_space(passage or "").split()
+        if words:
+            opening = " ".join(words[:LABEL_WORDS]) + ("…" if len(words) > LABEL_WORDS else "")
+            return f"{kind}: “{opening}”"
+        return self.doc_id
 
     def content_hash(self) -> str:
         """Hash of everything that reaches a chunk; `source` is left out so a moved file is unchanged."""

@@ -10,7 +10,8 @@ from typing import Any
 
 @dataclass
 class Sentence:
-    """One sentence of an answer and the evidence numbers it cites."""
+    """One sentence of an answer and the numbers it cites: the evidence's while it is checked, the
+    sources' (one per document, `answer.citations.SourceNumbers`) in an answer's record."""
 
     text: str
     citations: list[int] = field(default_factory=list)
@@ -27,7 +28,8 @@ class Usage:
 
 @dataclass(frozen=True)
 class Citation:
-    """A numbered source of an answer, with the exact text that supports it, for highlighting."""
+    """A passage an answer cites, with the exact text that supports it, for highlighting. `n` is its
+    source's number: the passages of one document share it."""
 
     n: int
     doc_id: str
@@ -63,6 +65,13 @@ class Answer:
     # An abstention's closest passages: what the library holds nearby. Not citations: they do not
     # answer the question, and nothing counts them as support.
     nearest: list[Citation] = field(default_factory=list)
+
+    def sources(self) -> list[tuple[int, list[Citation]]]:
+        """The cited sources in number order, each with its passages: one per document."""
+        grouped: dict[int, list[Citation]] = {}
+        for citation in self.citations:
+            grouped.setdefault(citation.n, []).append(citation)
+        return sorted(grouped.items())
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

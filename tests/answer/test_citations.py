@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from evidenceqa.answer.base import ABSTAIN_MESSAGE
+from evidenceqa.answer.base import ABSTAIN_MESSAGE, DISCARD_STREAMED, Evidence
 from evidenceqa.answer.citations import (
     SUPPORT_THRESHOLD,
+    SourceNumbers,
     body_sentences,
+    by_source,
     check,
     citations_for,
     missing_numbers,
@@ -19,7 +21,7 @@ from evidenceqa.answer.citations import (
 from evidenceqa.answer.extractive import ExtractiveGenerator
 from evidenceqa.embeddings import CachedEmbedder
 from evidenceqa.records import Sentence
-from tests.answer.evidence import CHUNKS, numbered, real_embedder
+from tests.answer.evidence import CHUNKS, HAIR_GUIDELINE, chunk, numbered, real_embedder
 
 EVIDENCE = numbered("chlorhexidine", "hair", "tranexamic")
 CLIPPING_SENTENCE = (
@@ -289,3 +291,46 @@ def test_a_number_of_a_claim_must_be_in_the_passage_it_cites(
     claim: str, passage: str, missing: list[str]
 ) -> None:
     assert missing_numbers(claim, [passage]) == missing
+
+
+# [4] is a second passage of [2]'s review: one source, one number.
+SAME_PAPER = [*numbered("chlorhexidine", "hair", "tranexamic"),
+              Evidence(4, chunk("tanner-2021#5", HAIR_GUIDELINE, "Preoperative hair removal", 2021, ["Discussion"]), 0.5)]  # fmt: skip
+CITING = (
+    "Tranexamic acid means fewer transfusions [3]. Clipping reduces infection [2][4]. "
+    "Dry the skin [1, 3]. Razors cut the skin [4]. Nothing says this [7]."
+)
+BY_SOURCE = (
+    "Tranexamic acid means fewer transfusions [1]. Clipping reduces infection [2]. "
+    "Dry the skin [3][1]. Razors cut the skin [2]. Nothing says this."
+)
+
+
+def test_sources_are_numbered_by_document_in_order_of_first_use_without_gaps():
+    sentences = split_answer(CITING)
+    text, renumbered, citations = by_source(
+        CITING, sentences, citations_for(sentences, SAME_PAPER), SAME_PAPER
+    )
+    assert text == BY_SOURCE
+    assert [s.citations for s in renumbered] == [[1], [2], [3, 1], [2], []]
+    # Both passages of the review are source 2, together, in the order the text cites the sources.
+    assert [(c.n, c.chunk_id) for c in citations] == [
+        (1, "ker-2012#1"), (2, "tanner-2021#2"), (2, "tanner-2021#5"), (3, "darouiche-2010#3")]  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+def test_a_stream_is_numbered_as_its_record_whatever_its_pieces(size):
+    numbers, streamed = SourceNumbers(SAME_PAPER), []
+    deliver = numbers.streamed(streamed.append)
+    for at in range(0, len(CITING), size):
+        deliver(CITING[at : at + size])
+    assert "".join(streamed) + numbers.flush() == BY_SOURCE
+
+
+def test_a_discarded_stream_starts_its_numbering_again():
+    numbers, streamed = SourceNumbers(SAME_PAPER), []
+    deliver = numbers.streamed(streamed.append)
+    deliver("Clipping [2]. ")
+    deliver(DISCARD_STREAMED)
+    deliver("Tranexamic acid [3]. Clipping [2].")
+    assert streamed[-1] + numbers.flush() == "Tranexamic acid [1]. Clipping [2]."

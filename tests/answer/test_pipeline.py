@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +13,8 @@ from evidenceqa.answer import ABSTAIN_MESSAGE, GenerationError
 from evidenceqa.answer.abstain import FEATURES, Abstainer
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
+from evidenceqa.chunking import ChunkingConfig
+from evidenceqa.library.ingest import Ingestor
 from evidenceqa.records import Answer
 from tests.answer.openai_server import OpenAIServer, answer, failure, llm_settings
 from tests.conftest import indexed_engine
@@ -150,3 +154,34 @@ def test_each_llm_claim_is_checked_against_the_passage_it_cites(
     (sentence,) = result.sentences
     assert sentence.supported is (problem is None) and result.unsupported == (problem is not None)
     assert problem is None or problem in (sentence.problem or ""), sentence.problem
+
+
+def test_an_answers_sources_are_numbered_one_per_document_without_gaps(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """Whatever evidence numbers the LLM cites, the reader sees [1], [2], … in order of first use,
+    one per document, in the stream as in the record."""
+    library = tmp_path / "lib.jsonl"
+    review = {"doc_id": "pubmed-1", "title": None, "doc_type": "journal-abstract", "topics": ["Hair Removal"],
+              "sections": [{"heading": "Results", "paragraphs": [
+                  "Shaving the incision site before surgery increased surgical site infection."]},
+                           {"heading": "Conclusions", "paragraphs": [
+                  "Clipping hair before surgery did not increase surgical site infection."]}]}  # fmt: skip
+    other = {"doc_id": "txa", "title": "Tranexamic acid", "sections": [{"paragraphs": [DOCS[2][2]]}]}
+    library.write_text(json.dumps(review) + "\n" + json.dumps(other) + "\n", encoding="utf-8")
+    with Engine.open(engine.settings.model_copy(update={"home": tmp_path / "data"})) as home:
+        Ingestor(home.catalogue, ChunkingConfig()).ingest_file(library)
+        home.sync()
+        with OpenAIServer() as server:
+            server.script(answer("Shaving increased infection [3]. ", "Clipping did not [2][1]. Nor [1-3]."))
+            deltas: list[str] = []
+            result = _llm(home, server).ask("Does shaving before surgery increase infection?",
+                                            on_delta=deltas.append)  # fmt: skip
+    assert "".join(deltas) == result.answer
+    numbers = [int(n) for n in re.findall(r"\[(\d+)\]", result.answer)]
+    assert numbers[0] == 1 and set(numbers) == {c.n for c in result.citations} == set(
+        range(1, max(numbers) + 1)
+    )
+    by_document = {c.doc_id: c.n for c in result.citations}
+    assert len(by_document) == max(numbers)  # one number per document
+    assert sum(c.doc_id == "pubmed-1" for c in result.citations) == 2  # both passages, under one number

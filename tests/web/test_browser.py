@@ -22,7 +22,7 @@ from evidenceqa.analytics.rows import EARLIEST, LATEST
 from evidenceqa.config import Settings
 from evidenceqa.store import feedback_of, gap_reports_between, list_users, open_store
 from tests.skips import unavailable
-from tests.web.conftest import CEFAZOLIN, SCRIPT, SHAVE
+from tests.web.conftest import CEFAZOLIN, DOCS, SCRIPT, SHAVE
 
 CHROMIUM = Path("/usr/bin/chromium")
 ADMIN = "admin@example.org"
@@ -224,9 +224,16 @@ def test_ask_read_the_cited_passage_and_give_feedback(server: Server, browser: A
     second = page.locator("article.answer[data-answer-id]").nth(1)
     assert SCRIPT in second.locator(".answer-text").inner_text()
     assert second.locator("a[href^='javascript:']").count() == 0
+    # One card per source, numbered from 1 without gaps, each named by its document, never its id.
+    cards = page.locator(f"#answer-{answer_id} .citations > li.source")
+    numbers = [text.strip("[]") for text in cards.locator(".cite-n").all_inner_texts()]
+    assert numbers == [str(n) for n in range(1, len(numbers) + 1)]
+    assert not set(cards.locator(".cite-title").all_inner_texts()) & {d["doc_id"] for d in DOCS}
+    streamed_cards = cards.locator("summary").all_inner_texts()
     # The history, rendered by the server: the same sources, the rating given, a keyboard-opened citation.
     page.reload()
     first = page.locator(f"#answer-{answer_id}")
+    assert first.locator(".citations > li.source summary").all_inner_texts() == streamed_cards
     assert first.get_by_label("Acceptable").is_checked()
     assert first.get_by_label("Comment (optional)").input_value() == "Clear, but cite the newer guideline."
     first.locator("summary").first.focus()

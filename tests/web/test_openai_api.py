@@ -15,7 +15,8 @@ from openai import OpenAI
 from evidenceqa import DISCLAIMER
 from evidenceqa.answer import ABSTAIN_MESSAGE
 from evidenceqa.store import answers_between, lookups_between
-from evidenceqa.web.openai_api import Footnoting
+from evidenceqa.web.openai_api import Footnoting, with_footnotes
+from evidenceqa.web.schemas import AnswerOut, CitationOut
 from tests.web.conftest import CEFAZOLIN, SHAVE, Live
 
 ALICE = "alice@example.org"
@@ -179,3 +180,21 @@ def test_markers_split_across_streamed_pieces_still_become_footnotes() -> None:
     shown = [footnoting.feed(piece) for piece in ["Clipping [", "1] lowers it [2", "][3]", " a [b] c ["]]
     assert shown == ["Clipping ", "[^1] lowers it ", "[^2][^3]", " a [b] c "]
     assert footnoting.flush() == "["
+
+
+def test_a_source_with_two_cited_passages_is_one_footnote() -> None:
+    def cited(chunk_id: str, section: str, text: str) -> CitationOut:
+        return CitationOut(n=1, doc_id="pubmed-1", chunk_id=chunk_id, title=None, year=2011, section=section,
+                           text=text, body=text, url=None, label="Journal abstract on Apoptosis")  # fmt: skip
+
+    answer = AnswerOut(
+        answer_id=1, conversation_id=1, question="q", answer="Cells die [1].", abstained=False,
+        citations=[cited("p#1", "Background", "Cells die."), cited("p#3", "Results", "They do.")],
+        unsupported_sentences=[], filters={}, timings_ms={}, cost_usd=0.0, cost_by_stage_usd={},
+        generator="extractive", p_answerable=None, cache_hit=False, index_version=1,
+    )  # fmt: skip
+    notes = [line for line in with_footnotes(answer).splitlines() if line.startswith("[^")]
+    assert notes == [
+        "[^1]: Journal abstract on Apoptosis, 2011 — Background: “Cells die.” (passage p#1); "
+        "Results: “They do.” (passage p#3)"
+    ]

@@ -1,8 +1,12 @@
-"""The pieces the templates are built from: citation markers and the highlighted passage."""
+"""The pieces the templates are built from: citation markers, the highlighted passage, source cards."""
 
 from __future__ import annotations
 
-from evidenceqa.web.pages import cite_parts, highlight
+import re
+from types import SimpleNamespace
+
+from evidenceqa.web.pages import cite_parts, highlight, templates
+from evidenceqa.web.schemas import CitationOut
 
 
 def test_citation_markers_are_split_out_of_the_text() -> None:
@@ -19,3 +23,27 @@ def test_the_passage_is_highlighted_where_it_stands_in_the_body() -> None:
     )  # fmt: skip
     assert highlight(body, "Not in the body.") is None
     assert highlight(None, "Shaving") is None  # the chunk has left the library
+
+
+def test_a_source_card_holds_every_cited_passage_of_its_document() -> None:
+    def cited(n: int, chunk: str, section: str, text: str) -> CitationOut:
+        return CitationOut(n=n, doc_id="pubmed-1", chunk_id=chunk, title=None, year=2011, section=section,
+                           text=text, body=f"Before. {text} After.", url="https://pubmed.example/1",
+                           label="Journal abstract on Apoptosis", journal=None,
+                           doc_type="journal-abstract", doi=None)  # fmt: skip
+
+    answer = SimpleNamespace(
+        answer_id=7, abstained=False, searched_for=None, applied_filters=[], unsupported_sentences=[],
+        answer="Cells die [1]. Leaves perforate [2]. Mitochondria move [1].", nearest=[], rating=None,
+        feedback_comment=None,
+        citations=[cited(1, "p#1", "Background", "Cells die."),
+                   cited(1, "p#3", "Results", "Mitochondria move."),
+                   cited(2, "q#1", "Results", "Leaves perforate.").model_copy(update={"doc_id": "q", "label": "Leaves"})],
+    )  # fmt: skip
+    html = templates.env.get_template("_answer.html").module.answer_block(answer)  # type: ignore[attr-defined]
+    cards = re.findall(r'<li class="source" id="cite-7-(\d+)">(.*?)</li>', str(html), re.DOTALL)
+    assert [n for n, _ in cards] == ["1", "2"]
+    first = cards[0][1]
+    assert "Journal abstract on Apoptosis" in first and "pubmed-1" not in first
+    assert first.count("<blockquote") == 2 and "Background" in first and "Results" in first
+    assert "<mark>Mitochondria move.</mark>" in first

@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from evidenceqa.answer.base import ABSTAIN_MESSAGE, Evidence
+from evidenceqa.answer.base import ABSTAIN_MESSAGE, DISCARD_STREAMED, Evidence
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.records import Citation, Sentence
 from evidenceqa.text.sentences import split_sentences
@@ -95,6 +95,82 @@ def split_answer(text: str) -> list[Sentence]:
             if clean:
                 sentences.append(Sentence(clean, _numbers(piece)))
     return sentences
+
+
+# A run of markers ("[3][1, 4]") is renumbered as one, so two passages of one document are one [n].
+_MARKER_RUN = re.compile(rf"(?:{_MARKER.pattern})+")
+# What may still become (part of) a run: held back from a stream until the next text shows its end.
+_OPEN_RUN = re.compile(r"(?:\s*\[\d+(?:\s*[,;\-–]\s*\d+)*\])*\s*(?:\[[\d\s,;\-–]*)?$")
+
+
+class SourceNumbers:
+    """Evidence numbers as the reader sees them: one number per cited document, in order of first
+    use, without gaps ("[3] … [1][4]" with 3 and 4 one paper → "[1] … [2][1]"). A marker citing no
+    evidence is dropped (the check names it). Works on a stream piece by piece, holding back a marker
+    run until it is whole, so what streams is what the answer's record holds."""
+
+    def __init__(self, evidence: Sequence[Evidence]) -> None:
+        self._document = {item.n: item.chunk.doc_id for item in evidence}
+        self.reset()
+
+    def reset(self) -> None:
+        self.of_evidence: dict[int, int] = {}  # evidence number → source number
+        self._of_document: dict[str, int] = {}
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        text = self._held + piece
+        held = _OPEN_RUN.search(text)  # it matches at the end, at least
+        cut = held.start() if held else len(text)
+        self._held = text[cut:]
+        return _MARKER_RUN.sub(self._run, text[:cut])
+
+    def flush(self) -> str:
+        text, self._held = self._held, ""
+        return _MARKER_RUN.sub(self._run, text)
+
+    def streamed(self, on_delta: Callable[[str], None] | None) -> Callable[[str], None] | None:
+        """`on_delta` receiving the renumbered text (numbering afresh after a failed LLM's discard)."""
+        if on_delta is None:
+            return None
+        deliver = on_delta
+
+        def renumbered(piece: str) -> None:
+            if piece == DISCARD_STREAMED:
+                self.reset()
+                deliver(piece)
+            elif text := self.feed(piece):
+                deliver(text)
+
+        return renumbered
+
+    def source(self, n: int) -> int:
+        """The source number of evidence `n`, given at first use."""
+        if n not in self.of_evidence:
+            document = self._document[n]
+            self.of_evidence[n] = self._of_document.setdefault(document, len(self._of_document) + 1)
+        return self.of_evidence[n]
+
+    def _run(self, match: re.Match[str]) -> str:
+        found = list(dict.fromkeys(self.source(n) for n in _numbers(match.group(0)) if n in self._document))
+        lead = match.group(0)[: len(match.group(0)) - len(match.group(0).lstrip())]
+        return lead + "".join(f"[{n}]" for n in found) if found else ""
+
+
+def by_source(
+    text: str, sentences: Sequence[Sentence], citations: Sequence[Citation], evidence: Sequence[Evidence]
+) -> tuple[str, list[Sentence], list[Citation]]:
+    """The answer renumbered by `SourceNumbers`: its text, its sentences' numbers, and its citations,
+    those of one document together under one number, in the order the text first cites them."""
+    numbers = SourceNumbers(evidence)
+    text = numbers.feed(text) + numbers.flush()
+    known = {item.n for item in evidence}
+    renumbered = [
+        replace(s, citations=list(dict.fromkeys(numbers.source(n) for n in s.citations if n in known)))
+        for s in sentences
+    ]
+    cited = [replace(c, n=numbers.source(c.n)) for c in citations]
+    return text, renumbered, sorted(cited, key=lambda c: c.n)
 
 
 def _numbers(text: str) -> list[int]:

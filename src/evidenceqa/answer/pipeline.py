@@ -16,7 +16,14 @@ from typing import Any
 from evidenceqa.answer.abstain import Abstainer
 from evidenceqa.answer.base import Draft, Evidence, GenerationError, Generator, Rewriter, abstention
 from evidenceqa.answer.cache import Cache, cache_key, settings_fingerprint
-from evidenceqa.answer.citations import check, citations_for, nearest_passages, unsupported_count
+from evidenceqa.answer.citations import (
+    SourceNumbers,
+    by_source,
+    check,
+    citations_for,
+    nearest_passages,
+    unsupported_count,
+)
 from evidenceqa.config import Settings
 from evidenceqa.index.base import Filters
 from evidenceqa.records import Answer, Sentence
@@ -159,17 +166,22 @@ class Answerer:
             if on_delta:
                 on_delta(draft.text)
         else:
-            draft = self.generator.generate(question.question, evidence, on_delta)
+            numbers = SourceNumbers(evidence)  # what streams is numbered as the record will be
+            draft = self.generator.generate(question.question, evidence, numbers.streamed(on_delta))
+            if on_delta and (rest := numbers.flush()):
+                on_delta(rest)
         timings["generate"] = _ms_since(clock)
         clock = time.perf_counter()
         sentences = self._checked(draft, evidence)
         timings["check"] = _ms_since(clock)
+        citations = [] if draft.abstained else citations_for(sentences, evidence)
+        text, sentences, citations = by_source(draft.text, sentences, citations, evidence)
         return Answer(
             question=question.asked,
             searched_for=question.question if question.changed else None,
-            answer=draft.text,
+            answer=text,
             abstained=draft.abstained,
-            citations=[] if draft.abstained else citations_for(sentences, evidence),
+            citations=citations,
             nearest=nearest_passages(question.question, evidence, NEAREST) if draft.abstained else [],
             sentences=sentences,
             unsupported=unsupported_count(sentences),

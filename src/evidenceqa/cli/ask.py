@@ -101,10 +101,13 @@ def _print_delta(text: str) -> None:
 
 def _print_answer(answer: Answer) -> None:
     print()
-    for citation in answer.citations:
-        where = " — ".join(x for x in (citation.title, str(citation.year or ""), citation.section or "") if x)
-        out.print(f"\n[bold][{citation.n}][/bold] {where}", highlight=False)
-        out.print(f'    "{citation.text}"', highlight=False, soft_wrap=True)
+    for n, passages in answer.sources():
+        first = passages[0]
+        where = " — ".join(x for x in (first.title or first.doc_id, str(first.year or "")) if x)
+        out.print(f"\n[bold][{n}][/bold] {where}", highlight=False)
+        for citation in passages:
+            section = f"{citation.section}: " if citation.section else ""
+            out.print(f'    {section}"{citation.text}"', highlight=False, soft_wrap=True)
     if answer.unsupported:
         err.print(
             f"[yellow]{answer.unsupported} sentence(s) could not be tied to their cited evidence[/yellow]"

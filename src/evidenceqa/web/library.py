@@ -19,6 +19,7 @@ from typing import ParamSpec, TypeVar
 from evidenceqa.answer.engine import Engine
 from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.config import Settings
+from evidenceqa.documents import Document
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.records import Answer, Citation
@@ -144,18 +145,22 @@ class Library:
 
 
 def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[CitationOut]:
-    """Each citation with the chunk it quotes (for highlighting in context) and its document's link."""
+    """Each citation with the chunk it quotes (for highlighting in context), and what a source card
+    shows of its document: a label, venue, kind, DOI and link."""
     chunks = catalogue.get_chunks([c.chunk_id for c in citations])
     documents = catalogue.document_metadata(c.doc_id for c in citations)
-    urls = {doc_id: http_url(doc.url) for doc_id, doc in documents.items()}
-    return [
-        CitationOut(
-            **asdict(c),
-            body=chunks[c.chunk_id].body if c.chunk_id in chunks else None,
-            url=urls.get(c.doc_id),
-        )
-        for c in citations
-    ]
+    shown = []
+    for c in citations:
+        body = chunks[c.chunk_id].body if c.chunk_id in chunks else None
+        # A document gone from the library is still named by what the answer recorded of it.
+        document = documents.get(c.doc_id) or Document(doc_id=c.doc_id, title=c.title)
+        doi = document.doi.strip() if document.doi and document.doi.strip() else None
+        url = http_url(document.url) or (f"https://doi.org/{doi}" if doi else None)
+        shown.append(
+            CitationOut(**asdict(c), body=body, url=url, label=document.label(body or c.text),
+                        journal=document.journal, doc_type=document.doc_type, doi=doi)
+        )  # fmt: skip
+    return shown
 
 
 def http_url(url: str | None) -> str | None:

@@ -32,7 +32,7 @@ from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.web.agent_access import AgentAccess, EvidenceFilters, SearchEvidenceOut
 from evidenceqa.web.auth import ApiReader, ApiUser
 from evidenceqa.web.entitlements import Reader
-from evidenceqa.web.schemas import AnswerOut
+from evidenceqa.web.schemas import AnswerOut, CitationOut
 from evidenceqa.web.services import AnswerStream
 
 router = APIRouter(prefix="/v1", tags=["openai"])
@@ -150,15 +150,18 @@ def with_footnotes(answer: AnswerOut) -> str:
 def _references(answer: AnswerOut) -> str:
     if answer.abstained or not answer.citations:
         return f"\n\n_{DISCLAIMER}_"
+    sources: dict[int, list[CitationOut]] = {}
+    for citation in answer.citations:  # one footnote per source, its passages in it
+        sources.setdefault(citation.n, []).append(citation)
     notes = []
-    for citation in answer.citations:
-        where = ", ".join(
-            p
-            for p in (citation.title or citation.doc_id, str(citation.year or ""), citation.section or "")
-            if p
+    for n, passages in sorted(sources.items()):
+        first = passages[0]
+        where = ", ".join(p for p in (first.label, str(first.year or "")) if p)
+        link = f" <{first.url}>" if first.url else ""
+        quoted = "; ".join(
+            f"{c.section + ': ' if c.section else ''}“{c.text}” (passage {c.chunk_id})" for c in passages
         )
-        link = f" <{citation.url}>" if citation.url else ""
-        notes.append(f"[^{citation.n}]: {where}{link} — “{citation.text}” (passage {citation.chunk_id})")
+        notes.append(f"[^{n}]: {where}{link} — {quoted}")
     return "\n\n" + "\n".join(notes) + f"\n\n_{DISCLAIMER}_"
 
 

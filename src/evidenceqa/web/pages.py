@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa import DISCLAIMER
+from evidenceqa.documents import doc_type_name
 from evidenceqa.store import User, accounts, conversations, restricted_collections
 from evidenceqa.web.auth import (
     SESSION_COOKIE,
@@ -65,6 +66,7 @@ def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True)
     env.filters["cite_parts"] = cite_parts
     env.filters["highlight"] = highlight
+    env.filters["doc_type_name"] = doc_type_name
     # A file's name without its folders: where a server keeps its data is not the clinicians' business.
     env.filters["file_name"] = lambda path: Path(str(path)).name
     env.globals["disclaimer"] = DISCLAIMER

@@ -92,7 +92,12 @@ class CitationOut(BaseModel):
     section: str | None
     text: str = Field(description="The exact supporting text, found verbatim inside `body`.")
     body: str | None = Field(description="The cited chunk's full text; null when it has left the library.")
-    url: str | None = Field(description="The document's http(s) address, when it has one.")
+    url: str | None = Field(description="The document's http(s) address (else its DOI's), when it has one.")
+    label: str = Field(description="What to call the document: its title, or for an untitled one (a "
+                       "PubMed abstract) its kind and topics or opening words, never its bare id.")  # fmt: skip
+    journal: str | None = Field(None, description="The journal, guideline series or website.")
+    doc_type: str | None = Field(None, description="The kind of document (journal-article, …).")
+    doi: str | None = None
 
 
 class AnswerOut(BaseModel):

@@ -79,19 +79,38 @@ function passage(body, text) {
   return quote;
 }
 
-// A cited passage ([n] in the text points at it), or, `near`, an abstention's closest passage (unnumbered).
-function citation(answerId, cited, near = false) {
-  const summary = el("summary", {}, el("span", { class: "cite-title" }, cited.title || cited.doc_id));
-  if (!near) summary.prepend(el("span", { class: "cite-n" }, `[${cited.n}]`), " ");
-  const meta = [cited.year, cited.section].filter(Boolean).join(" · ");
+// A document type in words, as documents.doc_type_name gives it: none for the default type.
+function docTypeName(docType) {
+  const words = (docType ?? "").replaceAll(/[-_]/g, " ").trim();
+  return words && words !== "document" ? words[0].toUpperCase() + words.slice(1) : "";
+}
+
+// A cited source ([n] in the text points at it): one document with its cited passages inside; or,
+// `near`, an abstention's closest passage (unnumbered). As templates/_answer.html's source_card.
+function sourceCard(answerId, n, passages, near = false) {
+  const first = passages[0];
+  const summary = el("summary", {}, el("span", { class: "cite-title" }, first.label));
+  if (!near) summary.prepend(el("span", { class: "cite-n" }, `[${n}]`), " ");
+  const meta = [first.journal, first.year, docTypeName(first.doc_type)].filter(Boolean).join(" · ");
   if (meta) summary.append(" ", el("span", { class: "cite-meta" }, meta));
-  const details = el("details", {}, summary, passage(cited.body, cited.text));
-  if (cited.url && /^https?:\/\//i.test(cited.url)) {
-    const link = el("a", { href: cited.url, rel: "noopener noreferrer", target: "_blank" },
-                    "Open the source document");
-    details.append(el("p", { class: "source" }, link));
+  const details = el("details", {}, summary);
+  for (const cited of passages) {
+    if (cited.section) details.append(el("p", { class: "cite-section" }, cited.section));
+    details.append(passage(cited.body, cited.text));
   }
-  return el("li", { id: `${near ? "near" : "cite"}-${answerId}-${cited.n}` }, details);
+  if (first.url && /^https?:\/\//i.test(first.url)) {
+    const link = el("a", { href: first.url, rel: "noopener noreferrer", target: "_blank" },
+                    first.doi ? `doi:${first.doi}` : "Open the source document");
+    details.append(el("p", { class: "source-link" }, link));
+  }
+  return el("li", { class: "source", id: `${near ? "near" : "cite"}-${answerId}-${n}` }, details);
+}
+
+// The citations as sources: those sharing a number are one document's passages.
+function sources(citations) {
+  const byNumber = new Map();
+  for (const cited of citations) byNumber.set(cited.n, [...(byNumber.get(cited.n) ?? []), cited]);
+  return [...byNumber].sort(([a], [b]) => a - b);
 }
 
 const NEAREST_NOTE = "The closest passages the library holds. They do not answer the question.";
@@ -123,12 +142,13 @@ function answerBlock(answer) {
   }
   if (answer.citations.length) {
     article.append(el("h3", { class: "visually-hidden" }, "Sources"),
-                   el("ol", { class: "citations" }, ...answer.citations.map((c) => citation(answer.answer_id, c))));
+                   el("ol", { class: "citations" },
+                      ...sources(answer.citations).map(([n, passages]) => sourceCard(answer.answer_id, n, passages))));
   }
   if (answer.nearest.length) {  // as templates/_answer.html shows them
     article.append(el("section", { class: "nearest", "aria-label": "Closest passages" },
                       el("p", {}, NEAREST_NOTE),
-                      el("ul", { class: "citations" }, ...answer.nearest.map((c) => citation(answer.answer_id, c, true)))));
+                      el("ul", { class: "citations" }, ...answer.nearest.map((c) => sourceCard(answer.answer_id, c.n, [c], true)))));
   }
   if (answer.abstained) article.append(answerForm("gap-template", answer.answer_id, "gap"));
   article.append(answerForm("feedback-template", answer.answer_id, "comment"));

@@ -1,0 +1,24 @@
+"""The document model: what a reader calls a document, whatever its data holds."""
+
+from __future__ import annotations
+
+from evidenceqa.documents import Document, doc_type_name
+
+
+def test_a_document_is_called_by_its_title_else_by_its_kind_and_topics_or_opening_words() -> None:
+    assert Document("d", title="  Hair removal\nbefore surgery ").label() == "Hair removal before surgery"
+    pubmed = Document("pubmed-17621202", doc_type="journal-abstract", topics=["Apoptosis", "Mitochondria"])
+    assert pubmed.label("ignored") == "Journal abstract on Apoptosis, Mitochondria"
+    untitled = Document("scan-7", title=" ")
+    opening = "Shaving the incision site immediately before spinal surgery increased the rate of infection."
+    assert (
+        untitled.label(opening)
+        == "Document: “Shaving the incision site immediately before spinal surgery increased the rate of…”"
+    )
+    assert Document("scan-8").label() == "scan-8"  # nothing else to go by
+
+
+def test_a_document_type_reads_as_words_and_the_default_as_nothing() -> None:
+    assert doc_type_name("journal-abstract") == "Journal abstract"
+    assert doc_type_name("patient_information") == "Patient information"
+    assert doc_type_name("document") is None and doc_type_name(None) is None
