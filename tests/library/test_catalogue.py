@@ -51,6 +51,17 @@ def test_metadata_is_read_without_the_full_text(tmp_path):
         assert found["d1"].title == "T" and found["d1"].year == 2020 and found["d1"].sections == []
 
 
+def test_each_collections_document_types_are_listed(tmp_path):
+    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
+        with catalogue.transaction():
+            for doc_id, collection, doc_type in [("a", "c", "guideline"), ("b", "c", "guideline"),
+                                                 ("e", "c", "journal-article"), ("f", "x", "web-page")]:  # fmt: skip
+                doc = _doc(doc_id)
+                doc.collection, doc.doc_type = collection, doc_type
+                _put(catalogue, doc)
+        assert catalogue.doc_types() == {"c": ["guideline", "journal-article"], "x": ["web-page"]}
+
+
 def test_a_failed_transaction_leaves_the_previous_state(tmp_path):
     with Catalogue(tmp_path / "c.sqlite3") as catalogue:
         with catalogue.transaction():

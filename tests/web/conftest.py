@@ -44,6 +44,11 @@ DOCS = [
     {"doc_id": "xss", "title": f"{SCRIPT} Cefazolin prophylaxis", "year": 2020, "url": "javascript:alert(1)",
      "text": f"Cefazolin given within sixty minutes before incision {SCRIPT} reduced surgical site infection "
              "after hip replacement."},
+    # Another collection and document type: the chat's filters offer a choice.
+    {"doc_id": "ponv", "title": "Postoperative nausea and vomiting", "year": 2020, "collection": "guidelines",
+     "doc_type": "guideline",
+     "text": "Ondansetron 4 mg at the end of surgery reduced postoperative nausea and vomiting after "
+             "laparoscopic cholecystectomy."},
 ]  # fmt: skip
 SHAVE = "Does shaving the incision site increase infection after spinal surgery?"
 CEFAZOLIN = "Does cefazolin before incision reduce surgical site infection after hip replacement?"
@@ -54,6 +59,7 @@ PEOPLE = {"admin@example.org": True, "alice@example.org": False, "bob@example.or
 def write_documents(path: Path) -> Path:
     rows = [
         {"doc_id": d["doc_id"], "title": d["title"], "year": d["year"], "url": d.get("url"),
+         "collection": d.get("collection", "default"), "doc_type": d.get("doc_type", "journal-article"),
          "sections": [{"heading": "Results", "paragraphs": [d["text"]]}]}
         for d in DOCS
     ]  # fmt: skip

@@ -288,7 +288,8 @@ def test_ask_applies_filters(alice: Client) -> None:
     bad = alice.post("/api/ask", json={"question": SHAVE, "filters": {"year_min": "soon"}},
                      headers={"X-CSRF-Token": alice.csrf})  # fmt: skip
     assert bad.status_code == 422
-    assert answer["applied_filters"] == ["Years from 2010"]  # each limit, as the chat shows it
+    # Each limit, as the chat shows it, and what its chip's × takes away.
+    assert answer["applied_filters"] == [{"label": "Years from 2010", "limit": "years", "value": None}]
 
 
 def test_a_year_range_that_holds_no_year_is_refused_and_the_questions_own_years_are_shown(
@@ -308,15 +309,22 @@ def test_a_year_range_that_holds_no_year_is_refused_and_the_questions_own_years_
         alice,
         "Does tranexamic acid reduce blood loss after knee arthroplasty, in studies published since 2015?",
     )
-    assert parsed["applied_filters"] == [
-        "Years from 2015",
-        "Read from the question: year ≥ 2015 (from 'published since 2015')",
+    assert [(c["label"], c["limit"]) for c in parsed["applied_filters"]] == [
+        ("Years from 2015", "years"),
+        ("Read from the question: year ≥ 2015 (from 'published since 2015')", "years"),
     ]
+    # Its chip removed: asked again without the question's own years.
+    lifted = _ask(alice, parsed["question"], question_years=False)
+    assert lifted["applied_filters"] == [] and "year_min" not in lifted["filters"]
+    assert not lifted["cache_hit"]  # another search than the one with the years
     overruled = _ask(alice, "Does shaving increase infection after spinal surgery, in studies published before 2010?",
                      filters={"year_min": 2015})  # fmt: skip
-    assert overruled["applied_filters"] == [
-        "Years from 2015",
-        "Read from the question: 'published before 2010' not applied: it leaves no year within the year filter",
+    assert [(c["label"], c["limit"]) for c in overruled["applied_filters"]] == [
+        ("Years from 2015", "years"),  # a note only: the question's years did not apply
+        (
+            "Read from the question: 'published before 2010' not applied: it leaves no year within the year filter",
+            None,
+        ),
     ]
 
 

@@ -290,12 +290,31 @@ def test_the_limits_on_the_evidence_show_on_the_answer_and_an_empty_range_says_w
     page.get_by_role("button", name="Ask").click()
     answer = page.locator("article.answer[data-answer-id]").first
     answer.wait_for()
-    assert answer.get_by_role("list", name="Limits on the evidence").inner_text() == "Years from 2000"
-    page.reload()  # the history, rendered by the server, lists the same limit
-    shown = page.locator("article.answer[data-answer-id]").first.get_by_role(
-        "list", name="Limits on the evidence"
-    )
-    assert shown.inner_text() == "Years from 2000"
+    limits = answer.get_by_role("list", name="Limits on the evidence")
+    assert limits.get_by_role("listitem").inner_text().removesuffix("×").strip() == "Years from 2000"
+    # Its × asks the same question again, in the same conversation, without that limit.
+    limits.get_by_role("button", name="Lift the limit Years from 2000").click()
+    again = page.locator("article.answer[data-answer-id]").nth(1)
+    again.wait_for()
+    assert again.get_by_role("list", name="Limits on the evidence").count() == 0
+    assert page.locator(".messages .question").nth(1).inner_text() == SHAVE
+    page.reload()  # the history, rendered by the server, lists the same limits, its × as live
+    shown = page.locator("article.answer[data-answer-id]")
+    assert shown.count() == 2 and shown.nth(1).locator(".filter-chips").count() == 0
+    first = shown.first.get_by_role("list", name="Limits on the evidence")
+    assert first.get_by_role("listitem").inner_text().removesuffix("×").strip() == "Years from 2000"
+    # The other filters: a collection and a document type the library holds.
+    page.locator("details.filters summary").click()
+    page.get_by_label("Collection").select_option("guidelines")
+    page.get_by_label("Document type").select_option("guideline")
+    page.get_by_label("Your question").fill("Does ondansetron reduce nausea after surgery?")
+    page.get_by_role("button", name="Ask").click()
+    chosen = page.locator("article.answer[data-answer-id]").nth(2)
+    chosen.wait_for()
+    chips = chosen.get_by_role("list", name="Limits on the evidence").get_by_role("listitem")
+    assert [c.removesuffix("×").strip() for c in chips.all_inner_texts()] == [
+        "Collection: guidelines", "Document type: guideline"]  # fmt: skip
+    assert chosen.locator(".cite-meta").all_inner_texts() == ["2020 · Guideline"]  # the one source it may use
     context.close()
 
 

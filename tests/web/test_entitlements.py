@@ -95,6 +95,13 @@ def test_the_json_api_searches_and_answers_only_within_what_the_account_may_read
     assert asked_for.json()["detail"] == "your account may not read the collection licensed"
 
 
+def test_the_chats_filters_offer_only_the_collections_the_reader_may_read(licensed: Live) -> None:
+    bob = logged_in(licensed.app, BOB).get("/").text
+    assert '<option value="licensed">licensed</option>' in bob and '<option value="default">' in bob
+    alice = logged_in(licensed.app, ALICE).get("/").text
+    assert "licensed" not in alice and 'id="collection"' not in alice  # one collection: nothing to choose
+
+
 def test_mcp_tools_never_return_a_passage_or_document_of_a_collection_not_granted(licensed: Live) -> None:
     async def work(session: Any) -> dict[str, Any]:
         found = await session.call_tool("search_evidence", {"question": WARMING})

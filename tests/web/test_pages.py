@@ -33,7 +33,8 @@ def test_a_source_card_holds_every_cited_passage_of_its_document() -> None:
                            doc_type="journal-abstract", doi=None)  # fmt: skip
 
     answer = SimpleNamespace(
-        answer_id=7, abstained=False, searched_for=None, applied_filters=[], unsupported_sentences=[],
+        answer_id=7, question="Why do cells die?", filters={}, abstained=False, searched_for=None,
+        applied_filters=[], unsupported_sentences=[],
         answer="Cells die [1]. Leaves perforate [2]. Mitochondria move [1].", nearest=[], rating=None,
         feedback_comment=None,
         citations=[cited(1, "p#1", "Background", "Cells die."),

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 KEY_PREFIX = "evidenceqa:answer:"
 # Bump when the shape of a cached answer changes, so a new release never reads an old release's answers.
-ANSWER_FORMAT = 1
+ANSWER_FORMAT = 2  # 2: citations numbered by source (`citations.SourceNumbers`)
 # The settings that change an answer for the same question and index (`search_k` does not: answers
 # are written from `evidence_k` chunks, or the call's own k, which the key holds). An absent one
 # counts as None.

@@ -70,9 +70,10 @@ class Answerer:
         on_delta: Callable[[str], None] | None = None,
         use_cache: bool = True,
         previous: Sequence[str] = (),
+        question_years: bool = True,
     ) -> Answer:
         rewritten = self.rewrite(question, previous)
-        found = self.prepare(question, filters, k, on_delta, use_cache, previous, rewritten)
+        found = self.prepare(question, filters, k, on_delta, use_cache, previous, rewritten, question_years)
         return found if isinstance(found, Answer) else self.finish(found, on_delta)
 
     def prepare(
@@ -84,11 +85,13 @@ class Answerer:
         use_cache: bool = True,
         previous: Sequence[str] = (),
         rewritten: Resolution | None = None,
+        question_years: bool = True,
     ) -> Answer | Pending:
         """The cached answer, or the search an answer is to be written from. `previous`: the
         conversation's earlier questions as they were searched, oldest first; a follow-up is
         resolved against them (`rewritten`, the LLM's rewrite, else by the rules), and the resolved
-        question is what is searched and cached.
+        question is what is searched and cached. `question_years` False: a year limit in the
+        question's own words ("since 2015") is not applied (the reader removed it).
 
         Split from `rewrite` and `finish` so that a server can search on the thread that owns the
         catalogue and wait on an LLM (seconds) on other threads, many at once.
@@ -104,12 +107,13 @@ class Answerer:
             resolved = Resolution(asked, asked)
         version = self.index_version()
         k = k or self.settings.evidence_k
-        key = cache_key(resolved.question, (filters or Filters()).describe(), version, settings_fingerprint(self.settings),
-                        k, self.abstainer.fingerprint())  # fmt: skip
+        described = (filters or Filters()).describe() | ({} if question_years else {"question_years": False})
+        key = cache_key(resolved.question, described, version, settings_fingerprint(self.settings), k,
+                        self.abstainer.fingerprint())  # fmt: skip
         cached = self.cache.get(key) if use_cache else None
         if cached is not None:
             return self._from_cache(cached, resolved, started, on_delta)
-        response = self.retriever.search(resolved.question, k=k, filters=filters)
+        response = self.retriever.search(resolved.question, k=k, filters=filters, temporal=question_years)
         return Pending(resolved, response, version, key if use_cache else None, started)
 
     def searched_forms(self, questions: Sequence[str]) -> list[str]:

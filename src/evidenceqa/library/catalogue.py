@@ -280,6 +280,16 @@ class Catalogue:
         )
         return [tuple(row) for row in rows]
 
+    def doc_types(self) -> dict[str, list[str]]:
+        """Per collection: the document types it holds."""
+        found: dict[str, list[str]] = {}
+        rows = self.db.execute(
+            "SELECT DISTINCT collection, doc_type FROM documents ORDER BY collection, doc_type"
+        )
+        for collection, doc_type in rows:
+            found.setdefault(collection, []).append(doc_type)
+        return found
+
     def last_ingested(self) -> dict[str, str]:
         """Per collection: when a document of it was last ingested (ISO 8601, UTC)."""
         rows = self.db.execute("SELECT collection, MAX(ingested_at) FROM documents GROUP BY collection")

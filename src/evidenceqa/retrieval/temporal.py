@@ -40,6 +40,8 @@ from typing import Literal
 
 from evidenceqa.index.base import Filters
 
+# How a described phrase says that its years were overruled by the reader's own year filter.
+NOT_APPLIED = "not applied"
 _NUMBERS = {
     word: value
     for value, word in enumerate(
@@ -102,7 +104,7 @@ class Temporal:
         """A short human line for results: "year ≥ 2021 (from 'since 2021')"."""
         lo, hi = self.year_min, self.year_max
         if self.overruled:
-            return f"'{self.phrase}' not applied: it leaves no year within the year filter"
+            return f"'{self.phrase}' {NOT_APPLIED}: it leaves no year within the year filter"
         if self.scope == "event":
             limit = f"documents from {lo} on" if lo is not None else "no year filter"
             return f"{limit} ('{self.phrase}' dates what is asked about, not the evidence)"

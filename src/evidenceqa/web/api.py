@@ -136,7 +136,9 @@ def _producer(
     """The work of one question: answer it on the engine thread, store it, attach the cited passages."""
 
     async def produce(on_delta: OnDelta | None) -> AnswerOut:
-        answer, passages = await services.library.ask(body.question, filters, on_delta, previous)
+        answer, passages = await services.library.ask(
+            body.question, filters, on_delta, previous, body.question_years
+        )
         conversation_id, answer_id = await run_in_threadpool(
             store_exchange, services.store, user, body.conversation_id, answer, channel
         )

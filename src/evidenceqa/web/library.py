@@ -69,6 +69,7 @@ class Library:
         filters: Filters | None,
         on_delta: Callable[[str], None] | None,
         previous: Sequence[str] = (),
+        question_years: bool = True,
     ) -> tuple[Answer, list[CitationOut]]:
         """The answer and its cited passages; `previous`: the conversation's earlier questions, as
         they were searched, for a follow-up to be resolved against. An LLM's rewrite of a follow-up
@@ -76,7 +77,7 @@ class Library:
         rewritten = await self._written(self.answerer.rewrite, question, previous) if previous else None
         found = await self.run(
             lambda: self.answerer.prepare(question, filters, on_delta=on_delta, previous=previous,
-                                          rewritten=rewritten)
+                                          rewritten=rewritten, question_years=question_years)
         )  # fmt: skip
         answer = (
             found if isinstance(found, Answer) else await self._written(self.answerer.finish, found, on_delta)
@@ -91,6 +92,10 @@ class Library:
 
     async def search(self, question: str, k: int | None, filters: Filters | None = None) -> SearchResponse:
         return await self.run(lambda: self.retriever.search(question, k=k, filters=filters))
+
+    async def doc_types(self) -> dict[str, list[str]]:
+        """Per collection: the document types it holds, for the chat's filters."""
+        return await self.run(self.engine.catalogue.doc_types)
 
     async def collections(self) -> list[str]:
         """The names of the library's collections."""

@@ -32,6 +32,7 @@ from evidenceqa.web.auth import (
     set_form_cookie,
     set_session_cookie,
 )
+from evidenceqa.web.entitlements import reader_of
 from evidenceqa.web.guards import login_failed, login_succeeded, login_wait, retry_after
 from evidenceqa.web.records import conversation_detail
 from evidenceqa.web.schemas import RowId
@@ -207,7 +208,13 @@ async def _chat(request: Request, identity: Identity, conversation_id: int | Non
     services = services_of(request)
     listed = await run_in_threadpool(conversations.conversations_of, services.store, identity.user)
     current = await conversation_detail(services, identity.user, conversation_id) if conversation_id else None
-    return render(request, "chat.html", identity, conversations=listed, current=current)
+    # The filters offer what the reader may read: a collection they may not is never named.
+    reader = await reader_of(services.store, identity.user, None)
+    held = {
+        c: kinds for c, kinds in (await services.library.doc_types()).items() if reader.access.may_read(c)
+    }
+    return render(request, "chat.html", identity, conversations=listed, current=current,
+                  collections=sorted(held), doc_types=sorted({k for kinds in held.values() for k in kinds}))  # fmt: skip
 
 
 @router.get("/admin", response_class=HTMLResponse)

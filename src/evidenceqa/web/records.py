@@ -8,6 +8,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa.records import Answer
+from evidenceqa.retrieval.temporal import NOT_APPLIED
 from evidenceqa.store import (
     Channel,
     Conversation,
@@ -23,9 +24,11 @@ from evidenceqa.store import (
 from evidenceqa.web.schemas import (
     RATING_NAMES,
     AnswerOut,
+    AppliedLimit,
     CitationOut,
     ConversationDetailOut,
     ConversationOut,
+    LimitKind,
     MessageOut,
     UserOut,
 )
@@ -52,24 +55,33 @@ def answer_out(
         "nearest": nearest,
         "rating": rating,
         "feedback_comment": feedback.comment if feedback is not None else None,
-        "applied_filters": filter_labels(answer),
+        "applied_filters": applied_limits(answer),
     }
     return AnswerOut.model_validate(row | ids | shown)
 
 
-def filter_labels(answer: Answer) -> list[str]:
-    """The limits the answer's evidence was held to, one label each: years, what the question's own
+def applied_limits(answer: Answer) -> list[AppliedLimit]:
+    """The limits the answer's evidence was held to, one chip each: years, what the question's own
     words set, collections, document types, topics. A reader must see why evidence is missing,
-    and which limit to lift."""
+    and which limit to lift: removing a years chip asks again with no year limit, typed or read
+    from the question (their bounds are merged in the record); a question's years that were not
+    applied are a note only. The bound of a reader's access is not theirs to lift, and not shown."""
     applied = answer.filters
     low, high = applied.get("year_min"), applied.get("year_max")
     years = f"{low}–{high}" if low and high else f"from {low}" if low else f"up to {high}" if high else None
-    labels = [f"Years {years}"] if years else []
+    limits = [AppliedLimit(label=f"Years {years}", limit="years")] if years else []
     if answer.temporal:  # what the question's own words set: "year ≥ 2015 (from 'since 2015')"
-        labels.append(f"Read from the question: {answer.temporal}")
-    for key, name in (("collections", "Collection"), ("doc_types", "Document type"), ("topics", "Topic")):
-        labels.extend(f"{name}: {value}" for value in applied.get(key) or ())
-    return labels
+        applies = NOT_APPLIED not in answer.temporal
+        limits.append(
+            AppliedLimit(
+                label=f"Read from the question: {answer.temporal}", limit="years" if applies else None
+            )
+        )
+    named: tuple[tuple[LimitKind, str], ...] = (
+        ("collections", "Collection"), ("doc_types", "Document type"), ("topics", "Topic"))  # fmt: skip
+    for key, name in named:
+        limits.extend(AppliedLimit(label=f"{name}: {v}", limit=key, value=v) for v in applied.get(key) or ())
+    return limits
 
 
 async def count_lookup(store: Store, user: User, channel: Channel, kind: LookupKind, results: int) -> None:

@@ -81,6 +81,24 @@ class AskIn(Body):
     conversation_id: BodyId | None = Field(
         None, description="Continue this conversation; omitted: start one."
     )
+    question_years: bool = Field(
+        True,
+        description='Apply a year limit the question\'s own words set ("since 2015"); false: '
+        "asked again without it, as removing its chip does.",
+    )
+
+
+LimitKind = Literal["years", "collections", "doc_types", "topics"]
+
+
+class AppliedLimit(BaseModel):
+    """One limit the evidence was held to, as the chat shows it, and what removing it takes away."""
+
+    label: str
+    limit: LimitKind | None = Field(
+        description="The filter it is (years: typed or read from the question); null: a note only."
+    )
+    value: str | None = None  # the collection, document type or topic it names
 
 
 class CitationOut(BaseModel):
@@ -128,7 +146,7 @@ class AnswerOut(BaseModel):
     index_version: int
     rating: Rating | None = Field(None, description="The asking user's feedback on this answer, if any.")
     feedback_comment: str | None = Field(None, description="The comment the asking user gave with it.")
-    applied_filters: list[str] = Field(
+    applied_filters: list[AppliedLimit] = Field(
         default_factory=list,
         description="Each limit the evidence was held to, as the chat shows it: typed in the form, or "
         'read from the question ("since 2015").',

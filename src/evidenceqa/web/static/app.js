@@ -124,15 +124,27 @@ function answerForm(templateId, answerId, prefix) {
   return form;
 }
 
+// A limit on an answer's evidence; one the reader may lift has a button that asks again without it.
+function chip(limit) {
+  const item = el("li", {}, limit.label);
+  if (limit.limit) {
+    item.append(" ", el("button", { type: "button", class: "chip-remove", "data-limit": limit.limit,
+                                    "data-value": limit.value ?? "", "aria-label": `Lift the limit ${limit.label}`,
+                                    title: "Ask again without this limit" }, "×"));
+  }
+  return item;
+}
+
 function answerBlock(answer) {
   const article = el("article", { class: answer.abstained ? "answer abstained" : "answer",
-                                  id: `answer-${answer.answer_id}`, "data-answer-id": answer.answer_id });
+                                  id: `answer-${answer.answer_id}`, "data-answer-id": answer.answer_id,
+                                  "data-question": answer.question, "data-filters": JSON.stringify(answer.filters) });
   if (answer.searched_for) {  // a follow-up, resolved against the conversation
     article.append(el("p", { class: "searched-for" }, "Searched for: ", el("q", {}, answer.searched_for)));
   }
   if (answer.applied_filters.length) {  // as templates/_answer.html lists them
     article.append(el("ul", { class: "filter-chips", "aria-label": "Limits on the evidence" },
-                      ...answer.applied_filters.map((label) => el("li", {}, label))));
+                      ...answer.applied_filters.map(chip)));
   }
   article.append(answerText(answer));
   if (answer.unsupported_sentences.length) {  // as templates/_answer.html marks them
@@ -173,17 +185,51 @@ function filtersOf(form) {
   for (const name of ["year_min", "year_max"]) {
     if (form.elements[name].value) filters[name] = Number(form.elements[name].value);
   }
+  for (const [name, field] of [["collections", "collection"], ["doc_types", "doc_type"]]) {
+    if (form.elements[field]?.value) filters[name] = [form.elements[field].value];
+  }
   return Object.keys(filters).length ? filters : null;
 }
 
-async function ask(event) {
+// The filters an answer's evidence was held to, less the limit whose chip was removed: what the
+// request may set (a reader's access is the server's to apply, not a filter to send).
+function filtersWithout(applied, limit, value) {
+  const filters = {};
+  for (const name of ["year_min", "year_max", "collections", "doc_types", "topics"]) {
+    if (applied[name] !== undefined) filters[name] = applied[name];
+  }
+  if (limit === "years") {
+    delete filters.year_min;
+    delete filters.year_max;
+  } else if (Array.isArray(filters[limit])) {
+    filters[limit] = filters[limit].filter((item) => item !== value);
+  }
+  return filters;
+}
+
+function ask(event) {
   event.preventDefault();
   const form = event.currentTarget;
   const question = form.elements.question.value.trim();
   if (!question) return;
-  const body = { question };
   const filters = filtersOf(form);
-  if (filters) body.filters = filters;
+  send(form, filters ? { question, filters } : { question }).then((answered) => {
+    if (answered) form.elements.question.value = "";
+  });
+}
+
+// A chip's ×: the same question asked again in this conversation, without that limit; its years
+// are then only the ones the filters hold, not read from its words again.
+function askWithout(button) {
+  const article = button.closest("article.answer");
+  const filters = filtersWithout(JSON.parse(article.dataset.filters || "{}"), button.dataset.limit,
+                                 button.dataset.value);
+  send(document.getElementById("ask"), { question: article.dataset.question, filters, question_years: false });
+}
+
+// Ask, stream the answer in under the question, store it in the conversation: true once answered.
+async function send(form, body) {
+  const question = body.question;
   if (form.dataset.conversationId) body.conversation_id = Number(form.dataset.conversationId);
 
   const status = document.getElementById("ask-status");
@@ -210,11 +256,12 @@ async function ask(event) {
       }
     }
     if (!answered) throw new Error("the connection ended before the answer was complete");
-    form.elements.question.value = "";
     status.textContent = "Answer ready.";
+    return true;
   } catch (error) {
     reply.replaceChildren(el("p", { class: "error", role: "alert" }, `No answer: ${error.message}`));
     status.textContent = "";
+    return false;
   } finally {
     reply.removeAttribute("aria-busy");
     form.querySelector('button[type="submit"]').disabled = false;
@@ -280,3 +327,7 @@ document.addEventListener("submit", (event) => {
   event.preventDefault();
 });
 document.addEventListener("click", openCitation);
+document.addEventListener("click", (event) => {
+  const button = event.target.closest(".chip-remove");
+  if (button) askWithout(button);
+});
