@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from evidenceqa import DISCLAIMER
 from evidenceqa.analytics.rows import EARLIEST, LATEST
 from evidenceqa.config import Settings
 from evidenceqa.store import feedback_of, gap_reports_between, list_users, open_store
@@ -348,22 +349,76 @@ def test_the_chat_fits_a_phone(server: Server, browser: Any, artifacts: Path) ->
     if not state.exists():
         pytest.skip("needs the logged-in session of the test before it")
     context = browser.new_context(
-        viewport={"width": 360, "height": 740}, device_scale_factor=2, is_mobile=True, has_touch=True,
+        viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True,
         storage_state=str(state),
     )  # fmt: skip
     page = context.new_page()
     page.goto(server.url)
-    page.locator("#conversation-list a").first.click()
+    # The conversation list is a drawer: closed, it takes nothing from the thread.
+    conversations = page.locator("#conversation-list a").first
+    assert not conversations.is_visible()
+    toggle = page.get_by_role("button", name="Conversations")
+    toggle.click()
+    assert toggle.get_attribute("aria-expanded") == "true"
+    conversations.click()
     page.locator("article.answer").first.wait_for()
+    assert not page.locator("#conversation-list a").first.is_visible()  # a new page: the drawer is shut
     page.locator("article.answer summary").first.click()
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, f"{overflow}px of horizontal scroll on a phone"
-    assert page.get_by_role("note").is_visible()
     assert page.get_by_label("Your question").is_visible()
+    # The notice shows on first view and may then be hidden; the page's footer keeps saying it.
+    assert page.get_by_role("note").is_visible()
+    page.get_by_role("button", name="Hide").click()
+    page.reload()
+    page.locator("article.answer").first.wait_for()
+    assert not page.get_by_role("note").is_visible()
+    assert page.locator("footer").inner_text() == DISCLAIMER
+    # Reading keeps at least three quarters of the screen: what stays in view (sticky) is small.
+    reading = page.evaluate("""() => {
+        const kept = [...document.querySelectorAll("body *")].filter((e) =>
+            ["sticky", "fixed"].includes(getComputedStyle(e).position) && getComputedStyle(e).visibility !== "hidden");
+        return 1 - kept.reduce((sum, e) => sum + e.getBoundingClientRect().height, 0) / innerHeight;
+    }""")
+    assert reading >= 0.75, f"reading gets {reading:.0%} of a phone's screen"
     shot = artifacts / "chat-phone.png"
     page.screenshot(path=str(shot), full_page=True)
     _keep(shot)
     context.close()
+
+
+def test_the_page_is_dark_where_the_device_is(server: Server, browser: Any, artifacts: Path) -> None:
+    state = artifacts / "state.json"
+    if not state.exists():
+        pytest.skip("needs the logged-in session of the test before it")
+
+    def colours(scheme: str) -> tuple[float, float]:
+        context = browser.new_context(color_scheme=scheme, storage_state=str(state))
+        page = context.new_page()
+        page.goto(server.url)
+        page.locator("#conversation-list a").first.click()
+        page.locator("article.answer").first.wait_for()
+        found = page.evaluate("""() => [document.documentElement, document.querySelector("article.answer")].map(
+            (e) => getComputedStyle(e)).map((s) => [s.backgroundColor, s.color])""")
+        if scheme == "dark":
+            shot = artifacts / "chat-dark.png"
+            page.screenshot(path=str(shot), full_page=True)
+            _keep(shot)
+        context.close()
+        (page_bg, _), (card_bg, card_ink) = [[_luminance(c) for c in pair] for pair in found]
+        return min(page_bg, card_bg), card_ink
+
+    light_bg, light_ink = colours("light")
+    dark_bg, dark_ink = colours("dark")
+    assert light_bg > 0.8 and light_ink < 0.2  # dark text on light paper
+    assert dark_bg < 0.1 and dark_ink > 0.6  # and the other way round
+
+
+def _luminance(css: str) -> float:
+    """The relative luminance (WCAG) of an rgb()/rgba() colour."""
+    red, green, blue = (int(x) / 255 for x in re.findall(r"\d+", css)[:3])
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (red, green, blue)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
 
 
 def test_an_admin_reset_link_then_a_password_change(server: Server, browser: Any, artifacts: Path) -> None:

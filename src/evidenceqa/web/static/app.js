@@ -312,6 +312,44 @@ function openCitation(event) {
   details.querySelector("summary").focus();
 }
 
+// The notice may be hidden once read; the footer still says it, and a new wording shows again.
+const NOTICE_KEY = "evidenceqa.notice-hidden";
+function setUpNotice() {
+  const bar = document.getElementById("notice-bar");
+  const button = bar?.querySelector(".notice-hide");
+  if (!button) return;
+  const wording = bar.querySelector(".notice").textContent;
+  if (localStorage.getItem(NOTICE_KEY) === wording) {
+    bar.hidden = true;
+    return;
+  }
+  button.hidden = false;
+  button.addEventListener("click", () => {
+    localStorage.setItem(NOTICE_KEY, wording);
+    bar.hidden = true;
+  });
+}
+
+// On a phone the conversation list is a drawer over the thread.
+function setUpDrawer() {
+  const toggle = document.querySelector(".drawer-toggle");
+  const drawer = document.getElementById("conversations");
+  if (!toggle || !drawer) return;
+  const show = (open) => {
+    drawer.classList.toggle("open", open);
+    toggle.setAttribute("aria-expanded", String(open));
+  };
+  toggle.addEventListener("click", () => show(!drawer.classList.contains("open")));
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && drawer.classList.contains("open")) {
+      show(false);
+      toggle.focus();
+    }
+  });
+}
+
+setUpNotice();
+setUpDrawer();
 document.getElementById("ask")?.addEventListener("submit", ask);
 document.getElementById("ask")?.elements.question.addEventListener("keydown", (event) => {
   // Enter asks; Shift+Enter starts a new line.
