@@ -20,6 +20,7 @@ _WS = re.compile(r"\s+")
 # An untitled document's label: at most this many of its topics, or opening words of a passage.
 LABEL_TOPICS = 4
 LABEL_WORDS = 12
+CITED_AUTHORS = 3  # in a reference, then "et al."
 
 
 def normalize_space(text: str) -> str:
@@ -32,6 +33,13 @@ def doc_type_name(doc_type: str | None) -> str | None:
     type, which says nothing."""
     words = normalize_space((doc_type or "").replace("-", " ").replace("_", " "))
     return words.capitalize() if words and words != "document" else None
+
+
+def http_url(url: str | None) -> str | None:
+    """`url` when it is an http(s) address, else None. Document metadata is untrusted: a javascript:
+    or data: address must never become a link."""
+    url = (url or "").strip()
+    return url if url.lower().startswith(("https://", "http://")) else None
 
 
 def sha256_text(text: str) -> str:
@@ -116,6 +124,17 @@ class Document:
             opening = " ".join(words[:LABEL_WORDS]) + ("…" if len(words) > LABEL_WORDS else "")
             return f"{kind}: “{opening}”"
         return self.doc_id
+
+    def reference(self, passage: str | None = None) -> str:
+        """A reference in the order of the medical literature (Vancouver): authors (CITED_AUTHORS,
+        then "et al."), title (`label`), journal and year, then the DOI or address."""
+        names = ", ".join(self.authors[:CITED_AUTHORS]) + (
+            ", et al." if len(self.authors) > CITED_AUTHORS else ""
+        )
+        where = " ".join(p for p in (self.journal or "", str(self.year or "")) if p)
+        link = f"doi:{self.doi}" if self.doi else http_url(self.url) or f"[{self.doc_id}]"
+        parts = [names, self.label(passage).rstrip("."), where]
+        return ". ".join(p for p in parts if p) + ". " + link
 
     def content_hash(self) -> str:
         """Hash of everything that reaches a chunk; `source` is left out so a moved file is unchanged."""

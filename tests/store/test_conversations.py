@@ -24,11 +24,13 @@ from evidenceqa.store import (
     answers_between,
     conversations_of,
     create_user,
+    delete_conversation,
     feedback_between,
     feedback_of,
     messages_of,
     record_exchange,
     record_feedback,
+    rename_conversation,
     start_conversation,
     to_answer,
 )
@@ -179,6 +181,36 @@ def test_users_see_only_their_own_conversations(store: Store, ann: User, bob: Us
     with pytest.raises(NotFound):
         messages_of(store, 999_999, ann)
     assert _count(store, Message) == 2 and _count(store, AnswerRecord) == 1
+
+
+def test_a_reader_renames_searches_and_deletes_only_their_own_conversations(
+    store: Store, ann: User, bob: User
+) -> None:
+    antisepsis = start_conversation(store, ann)
+    record_exchange(store, antisepsis.id, ann, make_answer())  # titled by its question
+    bleeding = start_conversation(store, ann, "Ward round")
+    record_exchange(store, bleeding.id, ann, make_answer("Does tranexamic acid reduce 100% of bleeding?"))
+    assert rename_conversation(store, ann, bleeding.id, "  Knee   bleeding ").title == "Knee bleeding"
+    with pytest.raises(ValueError, match="visible character"):
+        rename_conversation(store, ann, bleeding.id, " \u200b ")
+    with pytest.raises(NotFound):
+        rename_conversation(store, bob, bleeding.id, "Bob's now")
+    # By title or by a question asked in it, case aside; "%" and "_" are only themselves.
+    assert [c.id for c in conversations_of(store, ann, "CHLORHEXIDINE")] == [antisepsis.id]
+    assert [c.id for c in conversations_of(store, ann, "tranexamic")] == [bleeding.id]
+    assert [c.id for c in conversations_of(store, ann, "knee")] == [bleeding.id]
+    assert [c.id for c in conversations_of(store, ann, "100%")] == [bleeding.id]
+    assert conversations_of(store, ann, "_") == [] and conversations_of(store, bob, "knee") == []
+    with pytest.raises(NotFound):
+        delete_conversation(store, bob, bleeding.id)
+    delete_conversation(store, ann, bleeding.id)
+    assert [c.id for c in conversations_of(store, ann)] == [antisepsis.id]
+    with pytest.raises(NotFound):
+        messages_of(store, bleeding.id, ann)
+    with pytest.raises(NotFound):
+        record_exchange(store, bleeding.id, ann, make_answer())
+    # Its answers still count in the pilot's figures.
+    assert _count(store, AnswerRecord) == 2
 
 
 def test_admins_read_everyone_but_write_only_their_own(store: Store, ann: User, admin: User) -> None:

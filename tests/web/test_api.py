@@ -518,3 +518,57 @@ def test_the_store_records_each_exchange_once(app: FastAPI, bob: Client) -> None
     _ask(bob, "Does tranexamic acid reduce blood loss after knee arthroplasty?")
     after = conversations.conversations_of(store_of(app), _user(app, "bob@example.org"))
     assert len(after) == before + 1 and after[0].title.startswith("Does tranexamic acid")
+
+
+def test_a_reader_renames_searches_and_deletes_their_conversations(alice: Client, bob: Client) -> None:
+    headers = {"X-CSRF-Token": alice.csrf}
+    asked = _ask(alice, "Is chlorhexidine safe on mucous membranes before surgery?")
+    path = f"/api/conversations/{asked['conversation_id']}"
+    renamed = alice.patch(path, json={"title": "Antisepsis, ward 4"}, headers=headers)
+    assert renamed.status_code == 200 and renamed.json()["title"] == "Antisepsis, ward 4"
+    assert alice.patch(path, json={"title": "\u200b"}, headers=headers).status_code == 422
+    assert bob.patch(path, json={"title": "Bob's"}, headers={"X-CSRF-Token": bob.csrf}).status_code == 404
+    assert alice.patch(path, json={"title": "No token"}).status_code == 403  # a session writes with CSRF
+    found = alice.get("/api/conversations", params={"q": "WARD 4"}).json()
+    assert [c["id"] for c in found] == [asked["conversation_id"]]
+    assert asked["conversation_id"] in {
+        c["id"] for c in alice.get("/api/conversations", params={"q": "mucous"}).json()
+    }
+    page = alice.get("/", params={"q": "ward 4"}).text  # the chat's list, searched without a script
+    assert "Antisepsis, ward 4" in page and 'value="ward 4"' in page
+    assert bob.delete(path, headers={"X-CSRF-Token": bob.csrf}).status_code == 404
+    assert alice.delete(path, headers=headers).status_code == 204
+    assert (
+        alice.get(path).status_code == 404
+        and alice.get(f"/conversations/{asked['conversation_id']}").status_code == 404
+    )
+    assert asked["conversation_id"] not in {c["id"] for c in alice.get("/api/conversations").json()}
+    # A question sent into it now starts nothing and stores nothing.
+    gone = alice.post(
+        "/api/ask", json={"question": SHAVE, "conversation_id": asked["conversation_id"]}, headers=headers
+    )
+    assert gone.status_code == 404
+
+
+def test_a_conversation_exports_as_markdown_and_prints_with_its_references(
+    alice: Client, bob: Client
+) -> None:
+    asked = _ask(alice, SHAVE)
+    exported = alice.get(f"/conversations/{asked['conversation_id']}/export.md")
+    assert exported.status_code == 200 and exported.headers["content-type"].startswith("text/markdown")
+    assert (
+        exported.headers["content-disposition"]
+        == f'attachment; filename="conversation-{asked["conversation_id"]}.md"'
+    )
+    text = exported.text
+    assert f"## {SHAVE}" in text and asked["answer"] in text and "_evidenceqa is a research" in text
+    assert (
+        "References:\n\n1. Hair removal before spinal surgery. 2007. https://example.org/shave\n   > Results: “"
+        in text
+    )
+    printed = alice.get(f"/conversations/{asked['conversation_id']}/print").text
+    assert (
+        "Hair removal before spinal surgery. 2007. https://example.org/shave" in printed
+        and "<form" not in printed.split("<main")[1]
+    )
+    assert bob.get(f"/conversations/{asked['conversation_id']}/export.md").status_code == 404

@@ -344,6 +344,34 @@ def test_an_abstention_shows_the_closest_passages_and_takes_a_gap_report(
     context.close()
 
 
+def test_an_answer_is_copied_with_its_references_and_its_conversation_renamed_then_deleted(
+    server: Server, browser: Any
+) -> None:
+    context, page = _logged_in(server, browser)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url.rstrip("/"))
+    page.get_by_label("Your question").fill("Is clipping or shaving better before spinal surgery?")
+    page.get_by_role("button", name="Ask").click()
+    answer = page.locator("article.answer[data-answer-id]").first
+    answer.wait_for()
+    answer.get_by_role("button", name="Copy with references").click()
+    answer.get_by_text("Copied.").wait_for()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith(answer.locator(".answer-text").inner_text())
+    assert "\n\nReferences:\n1. Hair removal before spinal surgery. 2007. https://example.org/shave" in copied
+    page.reload()  # the conversation's own tools are on its page
+    page.get_by_role("button", name="Rename").click()
+    page.get_by_label("Title").fill("Hair removal, theatre 2")
+    page.get_by_role("button", name="Save title").click()
+    page.get_by_text("Title saved.").wait_for()
+    assert page.locator('#conversation-list [aria-current="page"]').inner_text() == "Hair removal, theatre 2"
+    assert page.get_by_role("link", name="Export (Markdown)").get_attribute("href").endswith("/export.md")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete").click()
+    page.wait_for_url(server.url)
+    assert "Hair removal, theatre 2" not in page.locator("#conversation-list").inner_text()
+    context.close()
+
+
 def test_the_chat_fits_a_phone(server: Server, browser: Any, artifacts: Path) -> None:
     state = artifacts / "state.json"
     if not state.exists():

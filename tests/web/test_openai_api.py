@@ -185,7 +185,7 @@ def test_markers_split_across_streamed_pieces_still_become_footnotes() -> None:
 def test_a_source_with_two_cited_passages_is_one_footnote() -> None:
     def cited(chunk_id: str, section: str, text: str) -> CitationOut:
         return CitationOut(n=1, doc_id="pubmed-1", chunk_id=chunk_id, title=None, year=2011, section=section,
-                           text=text, body=text, url=None, label="Journal abstract on Apoptosis")  # fmt: skip
+                           text=text, body=text, url=None, label="Journal abstract on Apoptosis", reference="Journal abstract on Apoptosis. 2011. [pubmed-1]")  # fmt: skip
 
     answer = AnswerOut(
         answer_id=1, conversation_id=1, question="q", answer="Cells die [1].", abstained=False,

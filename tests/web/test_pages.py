@@ -30,7 +30,7 @@ def test_a_source_card_holds_every_cited_passage_of_its_document() -> None:
         return CitationOut(n=n, doc_id="pubmed-1", chunk_id=chunk, title=None, year=2011, section=section,
                            text=text, body=f"Before. {text} After.", url="https://pubmed.example/1",
                            label="Journal abstract on Apoptosis", journal=None,
-                           doc_type="journal-abstract", doi=None)  # fmt: skip
+                           doc_type="journal-abstract", doi=None, reference="Apoptosis. 2011. [pubmed-1]")  # fmt: skip
 
     answer = SimpleNamespace(
         answer_id=7, question="Why do cells die?", filters={}, abstained=False, searched_for=None,
@@ -42,7 +42,7 @@ def test_a_source_card_holds_every_cited_passage_of_its_document() -> None:
                    cited(2, "q#1", "Results", "Leaves perforate.").model_copy(update={"doc_id": "q", "label": "Leaves"})],
     )  # fmt: skip
     html = templates.env.get_template("_answer.html").module.answer_block(answer)  # type: ignore[attr-defined]
-    cards = re.findall(r'<li class="source" id="cite-7-(\d+)">(.*?)</li>', str(html), re.DOTALL)
+    cards = re.findall(r'<li class="source" id="cite-7-(\d+)"[^>]*>(.*?)</li>', str(html), re.DOTALL)
     assert [n for n, _ in cards] == ["1", "2"]
     first = cards[0][1]
     assert "Journal abstract on Apoptosis" in first and "pubmed-1" not in first

@@ -57,9 +57,31 @@ def _title(text: str) -> str:
 
 def _conversation(session: Session, conversation_id: int, user: User, write: bool = False) -> Conversation:
     conversation = session.get(Conversation, conversation_id)
-    if conversation is None or not (conversation.user_id == user.id or (user.is_admin and not write)):
+    if (
+        conversation is None
+        or conversation.deleted_at is not None
+        or not (conversation.user_id == user.id or (user.is_admin and not write))
+    ):
         raise NotFound(f"no conversation {conversation_id}")
     return conversation
+
+
+def rename_conversation(store: Store, user: User, conversation_id: int, title: str) -> Conversation:
+    """The user's own conversation, retitled (ValueError for a title with nothing to show)."""
+    if not _title(title):
+        raise ValueError("a conversation's title needs a visible character")
+    with store.transaction() as session:
+        conversation = _conversation(session, conversation_id, user, write=True)
+        conversation.title = _title(title)
+        session.flush()
+        return conversation
+
+
+def delete_conversation(store: Store, user: User, conversation_id: int) -> None:
+    """The user's own conversation, gone from their list and pages. Its answers stay in the pilot's
+    figures, which count them without saying whose."""
+    with store.transaction() as session:
+        _conversation(session, conversation_id, user, write=True).deleted_at = store.now()
 
 
 def record_exchange(
@@ -100,13 +122,21 @@ def to_answer(record: AnswerRecord) -> Answer:
     return Answer.from_dict(fields)
 
 
-def conversations_of(store: Store, user: User) -> list[Conversation]:
-    """The user's own conversations, most recently active first."""
+def conversations_of(store: Store, user: User, matching: str = "") -> list[Conversation]:
+    """The user's own conversations, most recently active first; with `matching`, those whose title
+    or a question of which holds it (case aside)."""
     query = (
         select(Conversation)
-        .where(Conversation.user_id == user.id)
+        .where(Conversation.user_id == user.id, Conversation.deleted_at.is_(None))
         .order_by(Conversation.updated_at.desc(), Conversation.id.desc())
     )
+    words = " ".join(matching.split())
+    if words:
+        pattern = "%" + words.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        asked = select(Message.conversation_id).where(
+            Message.role == "user", Message.text.ilike(pattern, escape="\\")
+        )
+        query = query.where(Conversation.title.ilike(pattern, escape="\\") | Conversation.id.in_(asked))
     with store.read() as session:
         return list(session.scalars(query))
 

@@ -190,6 +190,8 @@ class Conversation(Base):
     title: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+    # Deleted by its reader: gone from their list and pages; its answers still count in the pilot.
+    deleted_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class Message(Base):

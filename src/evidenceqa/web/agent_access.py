@@ -19,21 +19,19 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from evidenceqa.documents import Document
+from evidenceqa.documents import Document, http_url
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.store import Channel, LookupKind, User
 from evidenceqa.web.entitlements import Reader, held_filters
 from evidenceqa.web.guards import Guards, app_guards, check_rate
-from evidenceqa.web.library import http_url
 from evidenceqa.web.records import answer_out, count_lookup, store_exchange
 from evidenceqa.web.schemas import AnswerOut, CollectionOut
 from evidenceqa.web.services import OnDelta, Services
 
 MAX_RESULTS = 50
 MAX_CONTEXT = 5  # neighbours on each side of a passage
-_CITED_AUTHORS = 3  # then "et al."
 
 
 class EvidenceFilters(BaseModel):
@@ -113,17 +111,6 @@ class LibraryOut(BaseModel):
     collections: list[CollectionSummary]
 
 
-def cite(document: Document) -> str:
-    """A reference in the usual order of the medical literature (authors. title. journal. year. DOI)."""
-    authors = document.authors[:_CITED_AUTHORS]
-    names = ", ".join(authors) + (", et al." if len(document.authors) > _CITED_AUTHORS else "")
-    where = document.journal or ""
-    year = str(document.year) if document.year else ""
-    link = f"doi:{document.doi}" if document.doi else http_url(document.url) or f"[{document.doc_id}]"
-    parts = [names, (document.title or document.doc_id).rstrip("."), " ".join(p for p in (where, year) if p)]
-    return ". ".join(p for p in parts if p) + ". " + link
-
-
 def attribution(document: Document) -> dict[str, Any]:
     return {
         "doc_id": document.doc_id,
@@ -134,7 +121,7 @@ def attribution(document: Document) -> dict[str, Any]:
         "doi": document.doi,
         "url": http_url(document.url),
         "license": document.license,
-        "cite": cite(document),
+        "cite": document.reference(),
     }
 
 
@@ -310,7 +297,7 @@ class AgentAccess:
 
 def as_markdown(document: Document) -> str:
     """The document's text: its title, its reference, then each section's heading and paragraphs."""
-    lines = [f"# {document.title or document.doc_id}", "", cite(document)]
+    lines = [f"# {document.label()}", "", document.reference()]
     for path, section in document.walk():
         if section.heading:
             lines += ["", "#" * min(len(path) + 1, 6) + " " + section.heading]

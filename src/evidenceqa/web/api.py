@@ -186,10 +186,40 @@ async def search(
 
 
 @router.get("/api/conversations", response_model=list[ConversationOut])
-async def list_conversations(request: Request, identity: ApiUser) -> list[ConversationOut]:
+async def list_conversations(
+    request: Request,
+    identity: ApiUser,
+    q: Annotated[
+        str, Query(max_length=200, description="Only those whose title or a question holds this.")
+    ] = "",
+) -> list[ConversationOut]:
     """The caller's conversations, most recent first."""
-    found = await run_in_threadpool(conversations.conversations_of, services_of(request).store, identity.user)
+    store = services_of(request).store
+    found = await run_in_threadpool(conversations.conversations_of, store, identity.user, q)
     return [conversation_out(c) for c in found]
+
+
+@router.patch("/api/conversations/{conversation_id}", response_model=ConversationOut)
+async def rename_conversation(
+    conversation_id: RowId, body: ConversationIn, request: Request, identity: ApiUser
+) -> ConversationOut:
+    """Retitle one of the caller's conversations; 404 for anyone else's, 422 for a blank title."""
+    store = services_of(request).store
+    try:
+        renamed = await run_in_threadpool(
+            conversations.rename_conversation, store, identity.user, conversation_id, body.title
+        )
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    return conversation_out(renamed)
+
+
+@router.delete("/api/conversations/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_conversation(conversation_id: RowId, request: Request, identity: ApiUser) -> None:
+    """Delete one of the caller's conversations: gone from their list and pages (404 from then on).
+    Its answers stay in the pilot's figures, which count them without saying whose."""
+    store = services_of(request).store
+    await run_in_threadpool(conversations.delete_conversation, store, identity.user, conversation_id)
 
 
 @router.post("/api/conversations", response_model=ConversationOut, status_code=status.HTTP_201_CREATED)

@@ -19,7 +19,7 @@ from typing import ParamSpec, TypeVar
 from evidenceqa.answer.engine import Engine
 from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.config import Settings
-from evidenceqa.documents import Document
+from evidenceqa.documents import Document, http_url
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.records import Answer, Citation
@@ -163,13 +163,7 @@ def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[
         url = http_url(document.url) or (f"https://doi.org/{doi}" if doi else None)
         shown.append(
             CitationOut(**asdict(c), body=body, url=url, label=document.label(body or c.text),
-                        journal=document.journal, doc_type=document.doc_type, doi=doi)
+                        journal=document.journal, doc_type=document.doc_type, doi=doi,
+                        reference=document.reference(body or c.text))
         )  # fmt: skip
     return shown
-
-
-def http_url(url: str | None) -> str | None:
-    """`url` when it is an http(s) address, else None. Document metadata is untrusted: a javascript:
-    or data: address must never become a link."""
-    url = (url or "").strip()
-    return url if url.lower().startswith(("https://", "http://")) else None

@@ -32,7 +32,8 @@ from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.web.agent_access import AgentAccess, EvidenceFilters, SearchEvidenceOut
 from evidenceqa.web.auth import ApiReader, ApiUser
 from evidenceqa.web.entitlements import Reader
-from evidenceqa.web.schemas import AnswerOut, CitationOut
+from evidenceqa.web.records import sources_of
+from evidenceqa.web.schemas import AnswerOut
 from evidenceqa.web.services import AnswerStream
 
 router = APIRouter(prefix="/v1", tags=["openai"])
@@ -150,11 +151,8 @@ def with_footnotes(answer: AnswerOut) -> str:
 def _references(answer: AnswerOut) -> str:
     if answer.abstained or not answer.citations:
         return f"\n\n_{DISCLAIMER}_"
-    sources: dict[int, list[CitationOut]] = {}
-    for citation in answer.citations:  # one footnote per source, its passages in it
-        sources.setdefault(citation.n, []).append(citation)
     notes = []
-    for n, passages in sorted(sources.items()):
+    for n, passages in sources_of(answer):  # one footnote per source, its passages in it
         first = passages[0]
         where = ", ".join(p for p in (first.label, str(first.year or "")) if p)
         link = f" <{first.url}>" if first.url else ""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Request, status
+from fastapi import APIRouter, Form, Query, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
@@ -34,7 +34,7 @@ from evidenceqa.web.auth import (
 )
 from evidenceqa.web.entitlements import reader_of
 from evidenceqa.web.guards import login_failed, login_succeeded, login_wait, retry_after
-from evidenceqa.web.records import conversation_detail
+from evidenceqa.web.records import conversation_detail, conversation_markdown
 from evidenceqa.web.schemas import RowId
 from evidenceqa.web.services import Services, services_of
 
@@ -195,8 +195,11 @@ async def accept_invite(
 
 
 @router.get("/", response_class=HTMLResponse)
-async def chat(request: Request, identity: PageUser) -> Response:
-    return await _chat(request, identity, None)
+async def chat(
+    request: Request, identity: PageUser, q: Annotated[str, Query(max_length=200)] = ""
+) -> Response:
+    """The chat; `q` lists only the conversations whose title or a question holds it."""
+    return await _chat(request, identity, None, q)
 
 
 @router.get("/conversations/{conversation_id}", response_class=HTMLResponse)
@@ -204,16 +207,33 @@ async def conversation_page(request: Request, conversation_id: RowId, identity: 
     return await _chat(request, identity, conversation_id)
 
 
-async def _chat(request: Request, identity: Identity, conversation_id: int | None) -> Response:
+@router.get("/conversations/{conversation_id}/export.md")
+async def conversation_export(request: Request, conversation_id: RowId, identity: PageUser) -> Response:
+    """The conversation as Markdown, downloaded: questions, answers, references."""
+    detail = await conversation_detail(services_of(request), identity.user, conversation_id)
+    headers = {"Content-Disposition": f'attachment; filename="conversation-{conversation_id}.md"'}
+    return Response(conversation_markdown(detail), media_type="text/markdown; charset=utf-8", headers=headers)
+
+
+@router.get("/conversations/{conversation_id}/print", response_class=HTMLResponse)
+async def conversation_print(request: Request, conversation_id: RowId, identity: PageUser) -> Response:
+    """The conversation on one plain page to print or save as PDF, every source open."""
+    detail = await conversation_detail(services_of(request), identity.user, conversation_id)
+    return render(request, "print.html", identity, current=detail)
+
+
+async def _chat(
+    request: Request, identity: Identity, conversation_id: int | None, matching: str = ""
+) -> Response:
     services = services_of(request)
-    listed = await run_in_threadpool(conversations.conversations_of, services.store, identity.user)
+    listed = await run_in_threadpool(conversations.conversations_of, services.store, identity.user, matching)
     current = await conversation_detail(services, identity.user, conversation_id) if conversation_id else None
     # The filters offer what the reader may read: a collection they may not is never named.
     reader = await reader_of(services.store, identity.user, None)
     held = {
         c: kinds for c, kinds in (await services.library.doc_types()).items() if reader.access.may_read(c)
     }
-    return render(request, "chat.html", identity, conversations=listed, current=current,
+    return render(request, "chat.html", identity, conversations=listed, current=current, matching=matching,
                   collections=sorted(held), doc_types=sorted({k for kinds in held.values() for k in kinds}))  # fmt: skip
 
 

@@ -7,6 +7,7 @@ import logging
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
+from evidenceqa import DISCLAIMER
 from evidenceqa.records import Answer
 from evidenceqa.retrieval.temporal import NOT_APPLIED
 from evidenceqa.store import (
@@ -154,3 +155,35 @@ def _load(
             if feedback is not None:
                 given[message.answer.id] = feedback
     return conversation, messages, given
+
+
+def sources_of(answer: AnswerOut) -> list[tuple[int, list[CitationOut]]]:
+    """The answer's cited sources in number order, each with its passages (one per document)."""
+    grouped: dict[int, list[CitationOut]] = {}
+    for citation in answer.citations:
+        grouped.setdefault(citation.n, []).append(citation)
+    return sorted(grouped.items())
+
+
+def conversation_markdown(conversation: ConversationDetailOut) -> str:
+    """A conversation to keep or share: each question, its answer with its [n] markers, and the
+    references (Vancouver order) with the passages that support it; the notice first."""
+    lines = [f"# {conversation.title}", "", f"_{DISCLAIMER}_"]
+    for message in conversation.messages:
+        if message.role == "user":
+            lines += ["", f"## {message.text}"]
+            continue
+        answer = message.answer
+        if answer is None:
+            continue
+        if answer.searched_for:
+            lines += ["", f"_Searched for: {answer.searched_for}_"]
+        if answer.applied_filters:
+            lines += ["", "_Limits: " + "; ".join(chip.label for chip in answer.applied_filters) + "_"]
+        lines += ["", answer.answer]
+        if answer.citations:
+            lines += ["", "References:", ""]
+        for n, passages in sources_of(answer):
+            lines.append(f"{n}. {passages[0].reference}")
+            lines += [f"   > {c.section + ': ' if c.section else ''}“{c.text}”" for c in passages]
+    return "\n".join(lines) + "\n"

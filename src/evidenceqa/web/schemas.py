@@ -116,6 +116,7 @@ class CitationOut(BaseModel):
     journal: str | None = Field(None, description="The journal, guideline series or website.")
     doc_type: str | None = Field(None, description="The kind of document (journal-article, …).")
     doi: str | None = None
+    reference: str = Field(description="The document as a reference (Vancouver order), for copying.")
 
 
 class AnswerOut(BaseModel):

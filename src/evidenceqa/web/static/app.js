@@ -12,9 +12,9 @@ function el(tag, attributes = {}, ...children) {
   return node;
 }
 
-function postJSON(url, body, accept = "application/json") {
+function postJSON(url, body, accept = "application/json", method = "POST") {
   return fetch(url, {
-    method: "POST",
+    method,
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", Accept: accept, "X-CSRF-Token": csrfToken },
     body: JSON.stringify(body),
@@ -103,7 +103,8 @@ function sourceCard(answerId, n, passages, near = false) {
                     first.doi ? `doi:${first.doi}` : "Open the source document");
     details.append(el("p", { class: "source-link" }, link));
   }
-  return el("li", { class: "source", id: `${near ? "near" : "cite"}-${answerId}-${n}` }, details);
+  return el("li", { class: "source", id: `${near ? "near" : "cite"}-${answerId}-${n}`,
+                    "data-reference": first.reference }, details);
 }
 
 // The citations as sources: those sharing a number are one document's passages.
@@ -161,6 +162,10 @@ function answerBlock(answer) {
     article.append(el("section", { class: "nearest", "aria-label": "Closest passages" },
                       el("p", {}, NEAREST_NOTE),
                       el("ul", { class: "citations" }, ...answer.nearest.map((c) => sourceCard(answer.answer_id, c.n, [c], true)))));
+  }
+  if (answer.citations.length) {  // as templates/_answer.html offers it
+    article.append(el("p", { class: "copy" }, el("button", { type: "button", class: "link copy-answer" }, "Copy with references"),
+                      " ", el("span", { class: "copy-status", role: "status" })));
   }
   if (answer.abstained) article.append(answerForm("gap-template", answer.answer_id, "gap"));
   article.append(answerForm("feedback-template", answer.answer_id, "comment"));
@@ -348,8 +353,58 @@ function setUpDrawer() {
   });
 }
 
+// An answer and its sources as text to paste into a note or a message: the [n] markers, then the
+// references in Vancouver order.
+async function copyAnswer(button) {
+  const article = button.closest("article.answer");
+  const references = [...article.querySelectorAll(".citations > li.source")].map(
+    (card) => `${card.querySelector(".cite-n").textContent.replace(/[[\]]/g, "")}. ${card.dataset.reference}`);
+  const text = `${article.querySelector(".answer-text").textContent}\n\nReferences:\n${references.join("\n")}\n`;
+  const status = article.querySelector(".copy-status");
+  try {
+    await navigator.clipboard.writeText(text);
+    status.textContent = "Copied.";
+  } catch {
+    status.textContent = "Not copied: this browser does not allow it here.";
+  }
+}
+
+// The current conversation's title, changed in place; and the conversation deleted, once confirmed.
+function setUpConversationTools() {
+  const open = document.getElementById("rename-open");
+  const form = document.getElementById("rename");
+  open?.addEventListener("click", () => {
+    form.hidden = !form.hidden;
+    open.setAttribute("aria-expanded", String(!form.hidden));
+    if (!form.hidden) form.elements.title.focus();
+  });
+  form?.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const status = form.querySelector(".rename-status");
+    const response = await postJSON(`/api/conversations/${form.dataset.conversationId}`,
+                                     { title: form.elements.title.value }, "application/json", "PATCH");
+    if (!response.ok) {
+      status.textContent = `Not renamed: ${await errorText(response)}`;
+      return;
+    }
+    const { title } = await response.json();
+    document.title = `${title} · evidenceqa`;
+    const current = document.querySelector('#conversation-list [aria-current="page"]');
+    if (current) current.textContent = title;
+    status.textContent = "Title saved.";
+  });
+  document.getElementById("delete")?.addEventListener("click", async (event) => {
+    if (!window.confirm("Delete this conversation? It leaves your list for good.")) return;
+    const id = event.currentTarget.dataset.conversationId;
+    const response = await postJSON(`/api/conversations/${id}`, {}, "application/json", "DELETE");
+    if (response.ok) window.location.assign("/");
+    else document.getElementById("ask-status").textContent = `Not deleted: ${await errorText(response)}`;
+  });
+}
+
 setUpNotice();
 setUpDrawer();
+setUpConversationTools();
 document.getElementById("ask")?.addEventListener("submit", ask);
 document.getElementById("ask")?.elements.question.addEventListener("keydown", (event) => {
   // Enter asks; Shift+Enter starts a new line.
@@ -366,6 +421,7 @@ document.addEventListener("submit", (event) => {
 });
 document.addEventListener("click", openCitation);
 document.addEventListener("click", (event) => {
-  const button = event.target.closest(".chip-remove");
-  if (button) askWithout(button);
+  const button = event.target.closest(".chip-remove, .copy-answer");
+  if (button?.matches(".chip-remove")) askWithout(button);
+  else if (button) copyAnswer(button);
 });
