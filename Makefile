@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+AXE := node_modules/axe-core/axe.min.js
 BENCH_HOME := .evidenceqa-bench
 SHARED := ../shared/data
 MEDICAL := $(SHARED)/library/covidqa_articles.jsonl $(SHARED)/library/pubmedqa_abstracts.jsonl $(SHARED)/library/medquad_nih.jsonl.gz
@@ -21,7 +22,7 @@ run: $(STAMP)
 	$(BIN)/evidenceqa search "Does shaving the incision site increase infection after spinal surgery?" --k 3
 	$(BIN)/evidenceqa serve  # the web app: prints its URL (and, on first start, where the admin's password is)
 
-test: $(STAMP)
+test: $(STAMP) $(AXE)
 	$(BIN)/ruff check src tests scripts benchmarks
 	$(BIN)/ruff format --check src tests scripts benchmarks
 	$(BIN)/mypy
@@ -44,6 +45,11 @@ core-check:
 
 install: $(STAMP)
 
+# axe-core, which the browser tests inject to audit every page (package-lock.json pins it).
+$(AXE): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(AXE)
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -58,7 +64,7 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix src tests scripts benchmarks
 
 clean:
-	rm -rf $(VENV) .venv-core .evidenceqa .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) .venv-core .evidenceqa .pytest_cache .ruff_cache .mypy_cache node_modules
 
 # The medical library from the shared data, ingested and indexed once (minutes: every chunk is embedded).
 bench-home: $(STAMP)

@@ -486,3 +486,48 @@ def test_an_admin_reset_link_then_a_password_change(server: Server, browser: Any
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url(server.url)
     holder.close()
+
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+# Every page a reader or an administrator sees; {conversation} is one with answers, sources and chips.
+AUDITED = ["login", "", "conversations/{conversation}", "conversations/{conversation}/print", "account",
+           "tokens", "admin", "admin/pilot", "review"]  # fmt: skip
+
+
+def test_every_page_passes_an_axe_core_audit_light_dark_and_on_a_phone(server: Server, browser: Any) -> None:
+    """axe-core (npm, `make test` installs it) on each page: no serious or critical violation."""
+    if not AXE.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{AXE} is missing: `npm ci` installs it")
+        pytest.skip(f"{AXE} is missing: run `npm ci`")
+    context, page = _logged_in(server, browser)
+    page.get_by_label("Your question").fill(SHAVE)
+    page.get_by_role("button", name="Ask").click()
+    page.locator("article.answer[data-answer-id]").first.wait_for()
+    conversation = page.url.rstrip("/").rsplit("/", 1)[-1]
+    state = context.storage_state()
+    context.close()
+    found: dict[str, list[str]] = {}
+    for scheme, viewport in (("light", {"width": 1280, "height": 900}), ("dark", {"width": 1280, "height": 900}),
+                             ("light", {"width": 390, "height": 844})):  # fmt: skip
+        # The pages' CSP admits only their own script; the audit's is injected past it.
+        audit = browser.new_context(viewport=viewport, color_scheme=scheme, bypass_csp=True,
+                                    storage_state=state)  # fmt: skip
+        for path in AUDITED:
+            checked = audit if path != "login" else browser.new_context(viewport=viewport, color_scheme=scheme,
+                                                                         bypass_csp=True)  # fmt: skip
+            view = checked.new_page()
+            view.goto(server.url + path.format(conversation=conversation))
+            for details in view.locator("details").all():  # every source and filter open, to be audited
+                details.evaluate("d => { d.open = true; }")
+            view.add_script_tag(path=str(AXE))
+            violations = view.evaluate("""async () => (await axe.run(document, {resultTypes: ["violations"]}))
+                .violations.filter((v) => ["serious", "critical"].includes(v.impact))
+                .map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`)""")
+            if violations:
+                found[f"{path or 'chat'} ({scheme}, {viewport['width']}px)"] = violations
+            view.close()
+            if checked is not audit:
+                checked.close()
+        audit.close()
+    assert found == {}, found
