@@ -387,7 +387,13 @@ def test_the_chat_fits_a_phone(server: Server, browser: Any, artifacts: Path) ->
     assert not conversations.is_visible()
     toggle = page.get_by_role("button", name="Conversations")
     toggle.click()
+    conversations.wait_for(state="visible")
     assert toggle.get_attribute("aria-expanded") == "true"
+    page.keyboard.press("Escape")  # closes it, and the focus goes back to its button
+    conversations.wait_for(state="hidden")  # once it has slid away
+    assert toggle.get_attribute("aria-expanded") == "false"
+    assert page.evaluate("document.activeElement.classList.contains('drawer-toggle')")
+    toggle.click()
     conversations.click()
     page.locator("article.answer").first.wait_for()
     assert not page.locator("#conversation-list a").first.is_visible()  # a new page: the drawer is shut
