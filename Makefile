@@ -13,7 +13,7 @@ RERANKER := $(BENCH_HOME)/models/reranker
 HOLDOUT := $(foreach b,covidqa-dev medquad-sample pubmedqa nq-open clinician-dev,--holdout $(SHARED)/benchmarks/$(b).jsonl)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: run test test-fast core-check install lint format typecheck clean docs bench-home adapted-model reranker performance
+.PHONY: screenshots run test test-fast core-check install lint format typecheck clean docs bench-home adapted-model reranker performance
 
 run: $(STAMP)
 	$(BIN)/evidenceqa ingest data/sample/library data/sample/files
@@ -65,6 +65,11 @@ format: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .venv-core .evidenceqa .pytest_cache .ruff_cache .mypy_cache node_modules
+
+# The browser tests' screenshots, into docs/images/ where docs/web.md shows them (CI keeps its own
+# under reports/screenshots/).
+screenshots: $(STAMP) $(AXE)
+	EVIDENCEQA_ARTIFACTS=docs/images $(BIN)/pytest -q tests/web/test_browser.py
 
 # The medical library from the shared data, ingested and indexed once (minutes: every chunk is embedded).
 bench-home: $(STAMP)

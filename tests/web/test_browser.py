@@ -273,7 +273,7 @@ def test_a_follow_up_is_answered_in_the_light_of_the_first_question(
 
 
 def test_the_limits_on_the_evidence_show_on_the_answer_and_an_empty_range_says_why(
-    server: Server, browser: Any
+    server: Server, browser: Any, artifacts: Path
 ) -> None:
     context, page = _logged_in(server, browser)
     page.locator("details.filters summary").click()
@@ -316,6 +316,9 @@ def test_the_limits_on_the_evidence_show_on_the_answer_and_an_empty_range_says_w
     assert [c.removesuffix("×").strip() for c in chips.all_inner_texts()] == [
         "Collection: guidelines", "Document type: guideline"]  # fmt: skip
     assert chosen.locator(".cite-meta").all_inner_texts() == ["2020 · Guideline"]  # the one source it may use
+    shot = artifacts / "limits.png"
+    chosen.screenshot(path=str(shot))
+    _keep(shot)
     context.close()
 
 
