@@ -4,8 +4,27 @@ CLI serialise and analytics reads. One type per concept, with its serialisers be
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
+
+
+class Numbered(Protocol):
+    """A citation as the record or the API holds it: `n` is its source's number."""
+
+    @property
+    def n(self) -> int: ...
+
+
+N = TypeVar("N", bound=Numbered)
+
+
+def by_source_number(citations: Iterable[N]) -> list[tuple[int, list[N]]]:
+    """Citations grouped by their source's number, in number order: a document's passages together."""
+    grouped: dict[int, list[N]] = {}
+    for citation in citations:
+        grouped.setdefault(citation.n, []).append(citation)
+    return sorted(grouped.items(), key=lambda item: item[0])
 
 
 @dataclass
@@ -68,10 +87,7 @@ class Answer:
 
     def sources(self) -> list[tuple[int, list[Citation]]]:
         """The cited sources in number order, each with its passages: one per document."""
-        grouped: dict[int, list[Citation]] = {}
-        for citation in self.citations:
-            grouped.setdefault(citation.n, []).append(citation)
-        return sorted(grouped.items())
+        return by_source_number(self.citations)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -114,7 +114,7 @@ class SourceNumbers:
         self.reset()
 
     def reset(self) -> None:
-        self.of_evidence: dict[int, int] = {}  # evidence number → source number
+        self._of_evidence: dict[int, int] = {}  # evidence number → source number
         self._of_document: dict[str, int] = {}
         self._held = ""
 
@@ -146,10 +146,10 @@ class SourceNumbers:
 
     def source(self, n: int) -> int:
         """The source number of evidence `n`, given at first use."""
-        if n not in self.of_evidence:
+        if n not in self._of_evidence:
             document = self._document[n]
-            self.of_evidence[n] = self._of_document.setdefault(document, len(self._of_document) + 1)
-        return self.of_evidence[n]
+            self._of_evidence[n] = self._of_document.setdefault(document, len(self._of_document) + 1)
+        return self._of_evidence[n]
 
     def _run(self, match: re.Match[str]) -> str:
         found = list(dict.fromkeys(self.source(n) for n in _numbers(match.group(0)) if n in self._document))

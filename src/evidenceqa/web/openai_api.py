@@ -29,10 +29,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from evidenceqa import DISCLAIMER
 from evidenceqa.answer import GenerationError
 from evidenceqa.answer.base import DISCARD_STREAMED
+from evidenceqa.records import by_source_number
 from evidenceqa.web.agent_access import AgentAccess, EvidenceFilters, SearchEvidenceOut
 from evidenceqa.web.auth import ApiReader, ApiUser
 from evidenceqa.web.entitlements import Reader
-from evidenceqa.web.records import sources_of
 from evidenceqa.web.schemas import AnswerOut
 from evidenceqa.web.services import AnswerStream
 
@@ -152,7 +152,7 @@ def _references(answer: AnswerOut) -> str:
     if answer.abstained or not answer.citations:
         return f"\n\n_{DISCLAIMER}_"
     notes = []
-    for n, passages in sources_of(answer):  # one footnote per source, its passages in it
+    for n, passages in by_source_number(answer.citations):  # one footnote per source, its passages in it
         first = passages[0]
         where = ", ".join(p for p in (first.label, str(first.year or "")) if p)
         link = f" <{first.url}>" if first.url else ""

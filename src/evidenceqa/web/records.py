@@ -8,7 +8,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa import DISCLAIMER
-from evidenceqa.records import Answer
+from evidenceqa.records import Answer, by_source_number
 from evidenceqa.retrieval.temporal import NOT_APPLIED
 from evidenceqa.store import (
     Channel,
@@ -157,14 +157,6 @@ def _load(
     return conversation, messages, given
 
 
-def sources_of(answer: AnswerOut) -> list[tuple[int, list[CitationOut]]]:
-    """The answer's cited sources in number order, each with its passages (one per document)."""
-    grouped: dict[int, list[CitationOut]] = {}
-    for citation in answer.citations:
-        grouped.setdefault(citation.n, []).append(citation)
-    return sorted(grouped.items())
-
-
 def conversation_markdown(conversation: ConversationDetailOut) -> str:
     """A conversation to keep or share: each question, its answer with its [n] markers, and the
     references (Vancouver order) with the passages that support it; the notice first."""
@@ -183,7 +175,7 @@ def conversation_markdown(conversation: ConversationDetailOut) -> str:
         lines += ["", answer.answer]
         if answer.citations:
             lines += ["", "References:", ""]
-        for n, passages in sources_of(answer):
+        for n, passages in by_source_number(answer.citations):
             lines.append(f"{n}. {passages[0].reference}")
             lines += [f"   > {c.section + ': ' if c.section else ''}“{c.text}”" for c in passages]
     return "\n".join(lines) + "\n"
