@@ -28,7 +28,7 @@ from pathlib import Path
 from evidenceqa.answer.abstain import FEATURES, Abstainer
 from evidenceqa.answer.calibration import Sample, calibrate, self_calibrate
 from evidenceqa.answer.engine import Engine
-from evidenceqa.bench import gaps
+from evidenceqa.bench import gaps, machine
 from evidenceqa.bench.answers import evaluate, halves, samples
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
@@ -134,6 +134,7 @@ def main() -> None:
           f"Cross-validated on its own questions: {gaps_cv:.1%} of gaps abstained, {false_cv:.1%} false "
           f"abstentions, AUC {auc_cv:.3f}.\n")  # fmt: skip
     print(markdown.table(HEADERS, table, [False, False] + [True] * 5))
+    print(machine.measured_on())
     if args.write_default:
         pooled(sets, None).write(args.write_default)
 

@@ -13,8 +13,6 @@ so each meets the machine in the same state. The first WARM_UP questions are not
 from __future__ import annotations
 
 import asyncio
-import os
-import platform
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -28,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from openai import AsyncOpenAI
 from search_latency import percentile, question_arguments, write_record
 
+from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.store import create_api_token, list_users, open_store
@@ -122,7 +121,7 @@ def main() -> None:
         end="",
     )
     print(f"\nextractive answers, answer cache cold for each question · one client at a time · loopback · "
-          f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores\n")  # fmt: skip
+          f"{machine.current().tag()}\n")  # fmt: skip
     write_record(args.record, record)
 
 

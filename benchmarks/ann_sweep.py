@@ -14,8 +14,6 @@ The settings' defaults (`ann_nprobes`, `ann_ef`, `ann_refine_factor`) come from 
 from __future__ import annotations
 
 import dataclasses
-import os
-import platform
 import statistics
 import time
 
@@ -23,6 +21,7 @@ import numpy as np
 from search_latency import WARM_UP, percentile, question_arguments
 
 from evidenceqa.answer.engine import Engine
+from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.index.base import Filters, Hit
@@ -95,7 +94,7 @@ def main() -> None:
     print(markdown.table(headers, rows, [False, True, True, True, True]), end="")
     print(
         f"\n{len(vectors)} questions · {chunks:,} chunks · IVF_HNSW_SQ, {default.partition_rows:,} rows per "
-        f"partition · {platform.machine()}, {len(os.sched_getaffinity(0))} cores\n"
+        f"partition · {machine.current().tag()}\n"
     )
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from evidenceqa.answer.abstain import Abstainer
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
+from evidenceqa.bench import machine
 from evidenceqa.bench.answers import score_sources
 from evidenceqa.bench.retrieval import question_filters, read_questions
 from evidenceqa.config import load_settings
@@ -66,6 +67,7 @@ def main() -> None:
         print()
         print(markdown.table(["Benchmark", "Yes/no questions", "Direction accuracy", "Majority class", "Said"],
                              directions, [False, True, True, True, False]))  # fmt: skip
+    print(machine.measured_on())
 
 
 if __name__ == "__main__":

@@ -11,8 +11,6 @@ Markdown table of p50 / p95 per stage (`--record FILE` also saves them as JSON).
 
 from __future__ import annotations
 
-import os
-import platform
 import tempfile
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from search_latency import WARM_UP, percentile, question_arguments, write_record
 
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
+from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.text import markdown
@@ -48,9 +47,7 @@ def main() -> None:
     figures = {stage: {"p50": percentile(v, 0.5), "p95": percentile(v, 0.95)} for stage, v in stages.items()}
     rows = [[stage, f"{f['p50']:.1f}", f"{f['p95']:.1f}"] for stage, f in figures.items()]
     print(markdown.table(["Stage", "p50 ms", "p95 ms"], rows, [False, True, True]), end="")
-    print(
-        f"\n{len(timed)} questions · {generator} · {platform.machine()}, {len(os.sched_getaffinity(0))} cores\n"
-    )
+    print(f"\n{len(timed)} questions · {generator} · {machine.current().tag()}\n")
     write_record(args.record, figures)
 
 

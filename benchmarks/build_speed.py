@@ -18,8 +18,6 @@ throughput of the embedder. `--record FILE` also saves the figures as JSON. Exam
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import resource
 import shutil
 import sqlite3
@@ -29,6 +27,7 @@ from pathlib import Path
 from search_latency import write_record
 
 from evidenceqa.answer.engine import Engine
+from evidenceqa.bench import machine
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.config import Settings, load_settings
 from evidenceqa.library.catalogue import Catalogue
@@ -106,7 +105,7 @@ def main() -> None:
     print(
         f"\n{documents:,} documents · {chunks:,} chunks · {embedded:,} texts embedded, the rest from the cache · "
         f"{model} · on disk: {sizes} · peak {peak:,.0f} MB resident · "
-        f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores\n"
+        f"{machine.current().tag()}\n"
     )
     write_record(args.record, {"documents": documents, "chunks": chunks, "embedded": embedded,
                                "seconds": dict(phases), "index_chunks_per_s": chunks / (indexed - opened),

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from evidenceqa.bench import machine
 from evidenceqa.embeddings import (
     MINILM_ONNX_ID,
     OnnxEmbedder,
@@ -82,7 +82,7 @@ def main() -> None:
     print(markdown.table(headers, rows, [False, True, True, True]), end="")
     words = sum(len(t.split()) for t in texts) / len(texts)
     print(
-        f"\n{len(texts)} paragraphs of {words:.0f} words on average · batch {BATCH} · {len(os.sched_getaffinity(0))} cores\n"
+        f"\n{len(texts)} paragraphs of {words:.0f} words on average · batch {BATCH} · {machine.current().tag()}\n"
     )
 
 

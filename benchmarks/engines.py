@@ -29,8 +29,6 @@ Prints Markdown: one table per benchmark, and one over all of them. Example:
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import re
 import resource
 import time
@@ -44,6 +42,7 @@ import numpy as np
 from search_latency import WARM_UP, percentile, rss_mb
 
 from evidenceqa.answer.engine import Engine
+from evidenceqa.bench import machine
 from evidenceqa.bench.metrics import Ranked, gold_positions, score
 from evidenceqa.bench.retrieval import Question, read_questions
 from evidenceqa.config import Settings, load_settings
@@ -232,7 +231,7 @@ def describe(engine: Engine, hybrid_row: Measurement, peer_build_s: float) -> st
         f"α {settings.alpha}, depth {settings.fusion_depth} · bm25s index built in {peer_build_s:.1f} s · "
         f"LanceDB hybrid = Retriever.search on {hybrid_row.agreed}/{len(hybrid_row.rr)} questions · "
         f"{rss_mb():.0f} MB resident, {peak_mb:.0f} MB peak · "
-        f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores\n"
+        f"{machine.current().tag()}\n"
     )
 
 

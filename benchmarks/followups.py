@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evidenceqa.answer.engine import Engine
+from evidenceqa.bench import machine
 from evidenceqa.config import load_settings
 from evidenceqa.retrieval.followup import FollowUps, catalogue_rarity
 from evidenceqa.retrieval.retriever import Retriever
@@ -79,6 +80,7 @@ def main() -> None:
                      *(f"{sum(values[w]) / n:.3f}" for w in WAYS),
                      *(f"{sum(v > 0 for v in values[w]) / n:.2f}" for w in WAYS)])  # fmt: skip
     print(markdown.table(header, rows))
+    print(machine.measured_on())
 
 
 if __name__ == "__main__":

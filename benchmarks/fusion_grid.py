@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from evidenceqa.answer.engine import Engine
+from evidenceqa.bench import machine
 from evidenceqa.bench.fusion import (
     GRID,
     Scored,
@@ -170,6 +171,7 @@ def main() -> None:
         f"**Adaptive model fitted on every benchmark** (intercept {model.intercept:+.2f}; a positive weight leans dense)\n"
     )
     print(markdown.table(["Signal (standardised)", "Weight"], weights, [False, True]))
+    print(machine.measured_on())
     if args.write_model:
         model.write(args.write_model)
     if args.write_alpha:

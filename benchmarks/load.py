@@ -48,6 +48,7 @@ import httpx
 from search_latency import percentile, write_record
 from sqlalchemy import select
 
+from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.store import create_user, open_store
@@ -435,7 +436,7 @@ def report(summary: dict[str, Any]) -> str:
     if "rss_mb" not in summary:  # --logins-only
         return table + (
             f"\n{summary['users']} users logging in at once on loopback · {setup} · {summary['logged_in']} logged in · "
-            f"{summary['errors']} errors · {len(os.sched_getaffinity(0))} cores\n"
+            f"{summary['errors']} errors · {machine.current().tag()}\n"
         )
     rss = summary["rss_mb"]
     killed = summary.get("killed_worker")
@@ -444,7 +445,7 @@ def report(summary: dict[str, Any]) -> str:
         + f"\n{summary['users']} users × {summary['seconds']:g} s on loopback · {setup} · {summary['requests']} "
         f"requests ({summary['requests_per_s']:.1f}/s) · {summary['errors']} errors · server memory "
         f"{rss['after_warm_up']:.0f} MB after the warm-up, {rss['end']:.0f} MB at the end "
-        f"(growth {rss['growth']:+.0f} MB, peak {rss['peak']:.0f} MB) · {len(os.sched_getaffinity(0))} cores\n"
+        f"(growth {rss['growth']:+.0f} MB, peak {rss['peak']:.0f} MB) · {machine.current().tag()}\n"
         + (f"\nOne worker killed with SIGKILL {killed['at_s']:.0f} s in: {summary['errors']} requests failed "
            f"(those it was serving), {killed['errors_after_5_s']} from 5 s after the kill on; "
            f"{killed['workers_at_the_end']} workers at the end (uvicorn replaced it)\n" if killed else "")
@@ -480,7 +481,7 @@ def report_matrix(summary: dict[str, Any]) -> str:
     )  # fmt: skip
     failed = [f"- {Setup(**one['setup']).describe()}: {'; '.join(one['error_samples'])}\n"
               for one in summary["runs"] if one["errors"]]  # fmt: skip
-    return (table + f"\nOn loopback · {len(os.sched_getaffinity(0))} cores\n"
+    return (table + f"\nOn loopback · {machine.current().tag()}\n"
             + ("\nThe errors (at most five of each run):\n\n" + "".join(failed) if failed else ""))  # fmt: skip
 
 

@@ -5,21 +5,13 @@
 
 from __future__ import annotations
 
-import os
 import platform
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from evidenceqa.bench import machine
 from evidenceqa.text import markdown
 
 PACKAGES = ("lancedb", "pymilvus", "milvus-lite", "onnxruntime", "tokenizers", "bm25s", "fastapi", "uvicorn")
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def memory_gb() -> float:
@@ -29,20 +21,16 @@ def memory_gb() -> float:
     return 0.0
 
 
-def installed(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "not installed"
-
-
 def main() -> None:
+    here = machine.current()
     rows = [
-        ["CPU", f"{cpu_model()}, {len(os.sched_getaffinity(0))} cores available ({platform.machine()})"],
+        ["CPU", f"{here.cpu}, {here.cores} cores available, {here.physical_cores} physical ({here.arch})"],
+        ["Instruction sets", ", ".join(here.features) or "no AVX2"],
+        ["ONNX Runtime", f"{here.onnxruntime}, {here.provider}, {here.physical_cores} intra-op threads"],
         ["Memory", f"{memory_gb():.0f} GB"],
         ["OS", platform.platform()],
         ["Python", platform.python_version()],
-        ["Packages", ", ".join(f"{name} {installed(name)}" for name in PACKAGES)],
+        ["Packages", ", ".join(f"{name} {machine.installed(name)}" for name in PACKAGES)],
     ]
     print(markdown.table(["Component", "Value"], rows, [False, False]), end="")
 

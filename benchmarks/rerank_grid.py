@@ -24,6 +24,7 @@ from fusion_grid import benchmark_arguments, cell
 from search_latency import percentile
 
 from evidenceqa.answer.engine import Engine
+from evidenceqa.bench import machine
 from evidenceqa.bench.fusion import reciprocal_ranks
 from evidenceqa.bench.metrics import Ranked
 from evidenceqa.bench.retrieval import Question, read_questions
@@ -113,6 +114,7 @@ def main() -> None:
     rows = [[f"top {d}", f"{1000 * percentile([c.seconds[d] for c in every], 0.5):.1f}",
              f"{1000 * percentile([c.seconds[d] for c in every], 0.95):.1f}"] for d in DEPTHS]  # fmt: skip
     print(markdown.table(["Candidates", "p50 ms", "p95 ms"], rows, [False, True, True]))
+    print(machine.measured_on())
 
 
 if __name__ == "__main__":

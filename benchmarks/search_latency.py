@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import resource
 import statistics
 from pathlib import Path
 from typing import Any
 
 from evidenceqa.answer.engine import Engine
+from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.index.base import Filters
@@ -55,10 +54,12 @@ def rss_mb() -> float:
 
 
 def write_record(path: Path | None, data: dict[str, Any]) -> None:
-    """Save what a benchmark measured as JSON (for benchmarks/targets.py); nothing without a path."""
+    """Save what a benchmark measured, and the machine it ran on, as JSON (for benchmarks/targets.py);
+    nothing without a path."""
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        record = data | {"machine": machine.current().as_dict()}
+        path.write_text(json.dumps(record, indent=1), encoding="utf-8")
 
 
 def measure(engine: Engine, questions: list[str], mode: str, filters: Filters) -> dict[str, float]:
@@ -131,7 +132,7 @@ def main() -> None:
     rows = [table_row(mode, stats) for mode, stats in measured.items()]
     print(markdown.table(headers, rows, [False] + [True] * 10), end="")
     scope = f" · every search filtered to year ≥ {args.year_min}" if args.year_min else ""
-    print(f"\n{described}{scope} · {memory} · {platform.machine()}, {len(os.sched_getaffinity(0))} cores\n")
+    print(f"\n{described}{scope} · {memory} · {machine.current().tag()}\n")
     write_record(args.record, {**measured, "chunks": chunks})
 
 

@@ -1,8 +1,10 @@
 """The Performance issue's targets, each marked met or not met from the benchmarks' own records.
 
 The benchmarks of docs/performance.md write what they measured as JSON with `--record FILE`; this
-reads those files from one folder and prints a Markdown table: target, goal, measured, met. A
-record that is missing is reported as not measured, never as met. Example:
+reads those files from one folder and prints a Markdown table: target, goal, measured, met, and the
+machine the record was made on. A target is judged on its own record only: a record from another
+machine is named as such, never compared with this one. A record that is missing is reported as not
+measured, never as met. Example:
 
     .venv/bin/python benchmarks/targets.py --records reports/performance
 """
@@ -17,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evidenceqa.bench.machine import Machine
 from evidenceqa.text import markdown
+
+UNRECORDED = "machine not recorded (a record made before records named their machine)"
 
 
 @dataclass(frozen=True)
@@ -30,18 +35,23 @@ class Target:
     unit: str
     decimals: int = 1
 
-    def verdict(self, records: Path) -> list[str]:
+    def verdict(self, records: Path, machines: dict[str, str]) -> list[str]:
+        """The table row; `machines` (a machine's tag → its letter) gains the record's machine."""
         goal = f"{'≤' if self.at_most else '≥'} {self.goal:,g} {self.unit}"
         path = records / self.record
         if not path.is_file():
-            return [self.name, goal, f"not measured ({path} missing)", "–"]
-        measured = self.value(json.loads(path.read_text(encoding="utf-8")))
+            return [self.name, goal, f"not measured ({path} missing)", "–", "–"]
+        record = json.loads(path.read_text(encoding="utf-8"))
+        measured = self.value(record)
         met = (operator.le if self.at_most else operator.ge)(measured, self.goal)
+        tag = Machine.from_dict(record["machine"]).tag() if "machine" in record else UNRECORDED
+        letter = machines.setdefault(tag, chr(ord("A") + len(machines)))
         return [
             self.name,
             goal,
             f"{measured:,.{self.decimals}f} {self.unit}",
             "met" if met else "**not met**",
+            letter,
         ]
 
 
@@ -71,8 +81,16 @@ def main() -> None:
     )
     parser.add_argument("--records", type=Path, required=True)
     args = parser.parse_args()
-    rows = [target.verdict(args.records) for target in TARGETS]
-    print(markdown.table(["Target", "Goal", "Measured", "Met"], rows, [False, True, True, False]), end="")
+    machines: dict[str, str] = {}
+    rows = [target.verdict(args.records, machines) for target in TARGETS]
+    headers = ["Target", "Goal", "Measured", "Met", "Machine"]
+    print(markdown.table(headers, rows, [False, True, True, False, False]), end="")
+    print()
+    for tag, letter in machines.items():
+        print(f"- {letter}: {tag}")
+    if len(machines) > 1:
+        print(f"\nThese records come from {len(machines)} machines: each target is judged on its own "
+              "record, and figures from different machines are not comparable.")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from evidenceqa import registry
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import retrieval as bench_retrieval
 from evidenceqa.bench import slices
+from evidenceqa.bench.machine import Machine, current
 from evidenceqa.bench.metrics import CUTOFF
 from evidenceqa.bench.retrieval import Question
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig, stats_of_chunks
@@ -170,6 +171,7 @@ class GridResult:
     builds: list[Build] = field(default_factory=list)
     cells: list[CellResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    machine: Machine = field(default_factory=current)
 
     @property
     def benchmarks(self) -> list[str]:

@@ -32,6 +32,7 @@ def to_json(result: GridResult) -> dict[str, Any]:
             "scopes": {name: list(collections) for name, collections in spec.scopes.items()},
         },
         "settings": result.settings,
+        "machine": result.machine.as_dict(),
         "homes": [asdict(home) for home in result.homes],
         "indexing": [asdict(build) for build in result.builds],
         "cells": [_cell_json(c) for c in result.cells],
@@ -71,7 +72,8 @@ def _intro(result: GridResult) -> str:
     s = result.settings
     return (
         f"{len({c.cell for c in result.cells})} cells: {axes}{limit}. Top {s['k']} results; dense weight {s['alpha']} "
-        f"(hybrid-alpha), RRF k = {s['rrf_k']} (hybrid-rrf), fusion depth {s['fusion_depth']}."
+        f"(hybrid-alpha), RRF k = {s['rrf_k']} (hybrid-rrf), fusion depth {s['fusion_depth']}. "
+        + result.machine.measured_on()
     )
 
 

@@ -16,6 +16,7 @@ from evidenceqa.answer.calibration import calibrate, library_size
 from evidenceqa.bench import answers as bench_answers
 from evidenceqa.bench import gaps as bench_gaps
 from evidenceqa.bench import grid as bench_grid
+from evidenceqa.bench import machine
 from evidenceqa.bench import plots as bench_plots
 from evidenceqa.bench import report as bench_report
 from evidenceqa.bench import retrieval as bench_retrieval
@@ -67,7 +68,8 @@ def retrieval(
                     bench_retrieval.run(retriever, questions, m, k, lambda: bar.advance(bar.task_ids[0]))
                 )
         recorded = {"embedder": engine.embedder.model_id, "backend": engine.backend.name, "k": k,
-                    "fusion": settings.fusion, "alpha": settings.alpha, "rrf_k": settings.rrf_k}  # fmt: skip
+                    "fusion": settings.fusion, "alpha": settings.alpha, "rrf_k": settings.rrf_k,
+                    "machine": machine.current().as_dict()}  # fmt: skip
     path = bench_retrieval.write_report(results, benchmark, out_dir, recorded)
     headers = ["Mode", "Level", *METRICS]
     title = f"{benchmark.stem}: {len(questions)} questions"
@@ -81,6 +83,7 @@ def retrieval(
     err.print(f"report: {path}")
     if not markdown_output:
         out.print(f"embedder {recorded['embedder']} · backend {recorded['backend']}", highlight=False)
+    _measured_on(markdown_output)
 
 
 @bench_app.command("temporal")
@@ -125,6 +128,7 @@ def temporal(
         [False, True, False, True, True],
         f"temporal questions from {benchmark.stem}",
     )
+    _measured_on(markdown_output)
     err.print(f"{len(rows)} temporal questions from {len(questions)} → {path}")
 
 
@@ -169,6 +173,7 @@ def gaps(
         f"content gaps in {benchmark.stem}",
     )
     print(f"\nAUC of the best score as a detector of answerable questions: {separability:.3f}")
+    _measured_on(markdown_output)
     err.print(
         f"{len(rows)} questions ({sum(not r['meta']['answerable'] for r in rows)} content gaps) → {path}"
     )
@@ -243,6 +248,14 @@ def grid(
     err.print(f"report: {md_path}, {json_path} and {len(plots.paths())} plots")
 
 
+def _measured_on(as_markdown: bool) -> None:
+    """The machine under a benchmark's table: dense scores, not only timings, move with its kernels."""
+    if as_markdown:
+        print(f"\n{machine.measured_on()}")
+    else:
+        out.print(machine.measured_on(), highlight=False)
+
+
 @contextmanager
 def _track(description: str, total: int) -> Iterator[Callable[[int], None]]:
     with progress_bar(description, total) as bar:
@@ -297,6 +310,7 @@ def abstention(
         print()  # the two Markdown tables apart
     emit(bench_answers.LEFT_OUT_HEADERS, bench_answers.left_out(model, held_out), markdown_output,
          [False, True, True], "left out of the verified labels")  # fmt: skip
+    _measured_on(markdown_output)
     if write:
         model.library_chunks = chunks
         err.print(f"calibration: {model.save(settings.home)}")
@@ -338,3 +352,4 @@ def answers(
                     bar.advance(bar.task_ids[0])
             table.append(bench_answers.answer_row(name, scores, answerer.generator.name))
     emit(bench_answers.ANSWER_HEADERS, table, markdown_output, [False, False] + [True] * 6, "answers")
+    _measured_on(markdown_output)

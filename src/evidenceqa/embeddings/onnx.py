@@ -47,6 +47,8 @@ _OUTPUT = "last_hidden_state"
 _OPSET = 17
 # sentence-transformers' default when sentence_bert_config.json does not say.
 _DEFAULT_MAX_LENGTH = 256
+# The execution provider every evidenceqa ONNX session asks for (the embedder and the reranker).
+PROVIDER = "CPUExecutionProvider"
 
 
 def export_onnx(model_dir: Path, out_dir: Path | None = None) -> Path:
@@ -139,7 +141,7 @@ def load_session(model_file: Path, threads: int | None) -> Any:
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads or 0  # 0: ONNX Runtime picks one thread per physical core
     try:
-        return onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        return onnxruntime.InferenceSession(str(model_file), options, providers=[PROVIDER])
     except Exception as e:  # a corrupt or foreign file: say which one
         raise EmbeddingError(f"cannot load the ONNX model {model_file}: {one_line(e)}") from e
 
