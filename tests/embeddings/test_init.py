@@ -42,6 +42,12 @@ def test_minilm_onnx_reuses_the_export_in_the_data_home(onnx_home: Path, onnx_di
     assert (onnx_dir / INT8_FILE).stat().st_mtime_ns == before
 
 
+def test_a_token_limit_from_the_settings_is_a_model_of_its_own(onnx_home: Path) -> None:
+    embedder = load_embedder(Settings(home=onnx_home, embedder="minilm-onnx", embed_max_tokens=128))
+    assert isinstance(embedder.embedder, OnnxEmbedder) and embedder.embedder.max_tokens == 128
+    assert embedder.model_id == f"{MINILM_ONNX_ID}:128-tokens"  # cached and indexed apart from 256
+
+
 def test_openai_compatible(tmp_path: Path) -> None:
     settings = Settings(
         home=tmp_path,

@@ -79,3 +79,15 @@ def test_interrupted_export_is_redone(tmp_path: Path, onnx_embedder: OnnxEmbedde
     redone = OnnxEmbedder(out)
     text = ["perioperative beta blockers"]
     assert redone.embed(text)[0] @ onnx_embedder.embed(text)[0] > 0.999
+
+
+def test_a_shorter_token_limit_cuts_only_long_texts_and_names_itself(
+    onnx_dir: Path, onnx_embedder: OnnxEmbedder, paragraphs: list[str]
+) -> None:
+    short, long = "chlorhexidine on mucous membranes", max(paragraphs, key=len)  # past 256 tokens
+    cut = OnnxEmbedder(onnx_dir, batch_size=8, max_tokens=128)
+    assert cut.model_id == f"{onnx_embedder.model_id}:128-tokens"  # its vectors never share a cache key
+    assert cut.embed_query(short) @ onnx_embedder.embed_query(short) > 0.9999
+    assert cut.embed_query(long) @ onnx_embedder.embed_query(long) < 0.99
+    beyond = OnnxEmbedder(onnx_dir, max_tokens=10_000)  # the model's own limit is the most it takes
+    assert beyond.max_tokens == onnx_embedder.max_tokens == 256 and beyond.model_id == onnx_embedder.model_id

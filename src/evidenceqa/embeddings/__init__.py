@@ -66,14 +66,15 @@ def minilm(settings: Settings, argument: str) -> Embedder:
 def minilm_onnx(settings: Settings, argument: str) -> Embedder:
     """`minilm-onnx`, the default: the same model exported once to int8 ONNX, several times faster."""
     folder = export_onnx(minilm_path(), settings.models_path / "minilm-onnx")
-    return OnnxEmbedder(folder, batch_size=settings.embed_batch_size, model_id=MINILM_ONNX_ID)
+    return OnnxEmbedder(folder, batch_size=settings.embed_batch_size, model_id=MINILM_ONNX_ID,
+                        max_tokens=settings.embed_max_tokens)  # fmt: skip
 
 
 def onnx_folder(settings: Settings, argument: str) -> Embedder:
     """`onnx:FOLDER`: a local sentence-transformers model (an adapted MiniLM, say) run like the default."""
     path = _model_folder(f"onnx:{argument}", argument)
     folder = export_onnx(path, settings.models_path / f"{path.name}-{folder_fingerprint(path)}-onnx")
-    return OnnxEmbedder(folder, batch_size=settings.embed_batch_size)
+    return OnnxEmbedder(folder, batch_size=settings.embed_batch_size, max_tokens=settings.embed_max_tokens)
 
 
 def openai_model(settings: Settings, argument: str) -> Embedder:

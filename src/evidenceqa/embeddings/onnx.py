@@ -79,16 +79,28 @@ def export_onnx(model_dir: Path, out_dir: Path | None = None) -> Path:
 
 class OnnxEmbedder:
     def __init__(
-        self, folder: Path, batch_size: int = 64, threads: int | None = None, model_id: str | None = None
+        self,
+        folder: Path,
+        batch_size: int = 64,
+        threads: int | None = None,
+        model_id: str | None = None,
+        max_tokens: int | None = None,
+        graph: str = INT8_FILE,
     ) -> None:
+        """`max_tokens` truncates texts shorter than the model's own limit (faster, other vectors: the
+        model id says so, so the embedding cache never mixes the two). `graph` FP32_FILE runs the
+        unquantised export (benchmarks measure it)."""
         folder = Path(folder)
         manifest = read_manifest(folder)
         if manifest is None:
             raise EmbeddingError(f"{folder} holds no complete ONNX export (run export_onnx first)")
-        self.model_id = model_id or f"onnx-int8:{manifest['source']}"
+        own = _max_length(folder)
+        self.max_tokens = min(max_tokens or own, own)
+        model_id = model_id or f"onnx-{'int8' if graph == INT8_FILE else 'fp32'}:{manifest['source']}"
+        self.model_id = model_id if self.max_tokens == own else f"{model_id}:{self.max_tokens}-tokens"
         self.batch_size = batch_size
-        self.tokenizer = _load_tokenizer(folder)
-        self.session = load_session(folder / INT8_FILE, threads)
+        self.tokenizer = _load_tokenizer(folder, self.max_tokens)
+        self.session = load_session(folder / graph, threads)
         self.dim = int(self.session.get_outputs()[0].shape[-1])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -117,12 +129,12 @@ def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
-def _load_tokenizer(folder: Path) -> Any:
+def _load_tokenizer(folder: Path, max_tokens: int) -> Any:
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     # tokenizer.json ships with fixed 128-token padding/truncation; sentence-transformers overrides both.
-    tokenizer.enable_truncation(max_length=_max_length(folder))
+    tokenizer.enable_truncation(max_length=max_tokens)
     padding = tokenizer.padding or {}
     tokenizer.enable_padding(pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]"))
     return tokenizer
@@ -195,17 +207,19 @@ def export_bert(model: Any, attribute: str, output: str, output_axes: dict[int, 
                           dynamic_axes=axes, opset_version=_OPSET, dynamo=False)  # fmt: skip
 
 
-def quantise(fp32_file: Path, int8_file: Path) -> None:
+def quantise(fp32_file: Path, int8_file: Path, per_channel: bool = True, reduce_range: bool = False) -> None:
+    """Dynamic int8 quantisation of the MatMuls. Per-channel weight scales: per-tensor ones agree far
+    less with fp32 (MiniLM has outlier columns; benchmarks/embedding_speed.py measures both).
+    `reduce_range` (7-bit weights) avoids the saturation of AVX2's int8 kernels without VNNI."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    # Per-channel weight scales: per-tensor ones gave a mean cosine of only 0.947 against fp32 on
-    # real chunks (MiniLM has outlier columns); per-channel gives 0.994.
     quantize_dynamic(
         fp32_file,
         int8_file,
         weight_type=QuantType.QInt8,
         op_types_to_quantize=["MatMul"],
-        per_channel=True,
+        per_channel=per_channel,
+        reduce_range=reduce_range,
     )
 
 
