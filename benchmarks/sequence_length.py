@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
 from pathlib import Path
 
 import numpy as np
+from embedding_speed import throughput
 
 from evidenceqa.bench import machine
 from evidenceqa.bench.metrics import Ranked, gold_positions, score
@@ -39,11 +39,6 @@ SAMPLE = 1000  # chunks timed at each length
 TOP = 10
 
 
-def embedder(models: Path, length: int | None) -> OnnxEmbedder:
-    folder = export_onnx(minilm_path(), models / "minilm-onnx")
-    return OnnxEmbedder(folder, model_id=MINILM_ONNX_ID, max_tokens=length)
-
-
 def token_counts(model: OnnxEmbedder, texts: list[str]) -> np.ndarray:
     """Each text's whole length in tokens (the tokenizer pads a batch: count the attention mask)."""
     model.tokenizer.no_truncation()
@@ -51,16 +46,6 @@ def token_counts(model: OnnxEmbedder, texts: list[str]) -> np.ndarray:
         return np.array([sum(e.attention_mask) for e in model.tokenizer.encode_batch(texts)])
     finally:
         model.tokenizer.enable_truncation(max_length=model.max_tokens)
-
-
-def throughput(model: OnnxEmbedder, texts: list[str]) -> float:
-    model.embed(texts[:64])  # warm-up
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        model.embed(texts)
-        best = min(best, time.perf_counter() - start)
-    return len(texts) / best
 
 
 def mrr(
@@ -101,7 +86,8 @@ def main() -> None:
         chunks = [c for c in catalogue.chunks() if c.hierarchy_level in CONTENT_LEVELS]
     texts = [c.text for c in chunks]
     lengths = sorted(int(n) for n in args.lengths.split(","))
-    models = {n: embedder(settings.models_path, n) for n in lengths}
+    export = export_onnx(minilm_path(), settings.models_path / "minilm-onnx")
+    models = {n: OnnxEmbedder(export, model_id=MINILM_ONNX_ID, max_tokens=n) for n in lengths}
     own = max(models.values(), key=lambda m: m.max_tokens)
     tokens = token_counts(own, texts)
     sample = random.Random(0).sample(texts, min(SAMPLE, len(texts)))
@@ -123,7 +109,7 @@ def main() -> None:
             vectors[cut] = model.embed([texts[i] for i in cut])
         quality[n] = {name: mrr(questions, vectors, chunks, model) for name, questions in sets.items()}
         kept = np.minimum(tokens, model.max_tokens).sum() / tokens.sum()
-        speed.append([str(model.max_tokens), f"{throughput(model, sample):.1f}", f"{(tokens > model.max_tokens).mean():.1%}", f"{kept:.1%}"])  # fmt: skip
+        speed.append([str(model.max_tokens), f"{throughput(model, sample)[0]:.1f}", f"{(tokens > model.max_tokens).mean():.1%}", f"{kept:.1%}"])  # fmt: skip
 
     print(f"**Throughput** on {len(sample):,} of the home's {len(texts):,} content chunks (int8 ONNX, batch "
           f"{own.batch_size}, sorted by length)\n")  # fmt: skip

@@ -44,8 +44,8 @@ class Settings(BaseSettings):
     embedder: str = "minilm-onnx"
     embed_batch_size: int = Field(64, ge=1, le=4096)
     # Embed at most this many word pieces of a text with the ONNX embedders (default: the model's own
-    # 256). 128 embeds about 1.5× faster and loses passage MRR on full-text articles
-    # (docs/retrieval.md, "How many tokens to embed"); a new value re-embeds the library.
+    # 256). Shorter is faster and loses passage MRR on full-text articles (docs/retrieval.md, "How
+    # many tokens to embed", measures both); a new value re-embeds the library.
     embed_max_tokens: int | None = Field(None, ge=16, le=4096)
     # The vector cache (default <home>/embeddings.sqlite3); libraries that share text can share it.
     embedding_cache: Path | None = None

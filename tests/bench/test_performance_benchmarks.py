@@ -5,9 +5,12 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import REPO, SAMPLE
 
@@ -61,3 +64,36 @@ def test_a_build_record_decides_its_target_and_missing_records_are_not_met(
     assert rows["Scale library size"].rstrip().endswith("| A |") and throughput.rstrip().endswith("| B |")
     assert "- A: machine not recorded" in table and f"- B: {record['machine']['cpu']}" in table
     assert "come from 2 machines" in table
+
+
+@pytest.mark.slow
+def test_the_token_window_benchmark_cuts_more_at_a_shorter_length_and_chooses_leaving_one_out(
+    tmp_path: Path, models_dir: Path
+) -> None:
+    env = {**os.environ, "EVIDENCEQA_MODELS_DIR": str(models_dir)}
+    home = tmp_path / "home"
+    script("build_speed.py", "--home", str(home), "--fresh", str(SAMPLE / "library"), env=env)
+    benchmarks = []
+    for name in ("pubmedqa_periop", "medquad_periop"):  # a question from each document's opening words
+        rows = []
+        for line in (SAMPLE / "library" / f"{name}.jsonl").read_text().splitlines()[:5]:
+            doc = json.loads(line)
+            words = " ".join(doc["sections"][0]["paragraphs"][0].split()[:12])
+            rows.append({"query_id": doc["doc_id"], "question": words, "gold_doc_ids": [doc["doc_id"]],
+                         "gold_passages": [words]})  # fmt: skip
+        benchmarks.append(tmp_path / f"{name}.jsonl")
+        benchmarks[-1].write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = script(
+        "sequence_length.py", "--home", str(home), "--lengths", "32,256", *map(str, benchmarks), env=env
+    )
+    speed = {
+        line.split("|")[1].strip(): line.split("|")
+        for line in out.splitlines()
+        if re.match(r"\| \d+ \|", line)
+    }
+    assert float(speed["32"][3].strip(" %")) > float(speed["256"][3].strip(" %"))  # more chunks cut
+    left_out = [
+        line for line in out.splitlines() if line.startswith(("| pubmedqa_periop |", "| medquad_periop |"))
+    ]
+    assert len(left_out) == 2 and all(row.split("|")[2].strip() in ("32", "256") for row in left_out)
+    assert "Measured on " in out
