@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     embedding_api_base: str | None = None  # e.g. https://<resource>.openai.azure.com or a vLLM URL
     embedding_api_key: SecretStr | None = None
     embedding_api_version: str | None = None  # set for Azure OpenAI
+    # Requests in flight at once to an embeddings API; a GPU server batches across them, and a busy
+    # one (429/503) narrows the window (evidenceqa.embeddings.openai_api, docs/performance.md).
+    embed_concurrency: int = Field(4, ge=1, le=64)
 
     # Search
     backend: str = "lancedb"  # "lancedb", "milvus" (the milvus extra), or a plugin's backend

@@ -97,3 +97,21 @@ def test_the_token_window_benchmark_cuts_more_at_a_shorter_length_and_chooses_le
     ]
     assert len(left_out) == 2 and all(row.split("|")[2].strip() in ("32", "256") for row in left_out)
     assert "Measured on " in out
+
+
+def test_the_embedding_server_benchmark_splits_backs_off_and_builds_through_the_server(
+    tmp_path: Path,
+) -> None:
+    library = SAMPLE / "library" / "covidqa_infection_control.jsonl"
+    out = script("embedding_server.py", "--library", str(library), "--count", "40", "--texts", "256",
+                 "--concurrency", "1", "4", "--client-batch", "16", "--queue", "1", "--step-ms", "40",
+                 "--ingest", str(SAMPLE / "library" / "pubmedqa_periop.jsonl"))  # fmt: skip
+    rows = {tuple(c.strip() for c in line.split("|")[1:3]): [c.strip() for c in line.split("|")[3:-1]]
+            for line in out.splitlines() if line.startswith(("| simulated", "| answers"))}  # fmt: skip
+    one, four = rows[("simulated", "1")], rows[("simulated", "4")]
+    assert one[0] == four[0] == "16"  # 64-text batches cut to the server's limit after its 413
+    _, _, requests, overloaded, retries, peak = four
+    assert one[-1] == "1" and int(peak) <= 4 and int(overloaded) > 0  # in flight; 429s from a full queue
+    assert int(requests) == 256 // 16 + int(retries)  # every batch answered once, plus one request per retry
+    assert ("answers at once", "4") in rows
+    assert "openai:minilm" in out and "Carried linearly to 10,000,000 chunks: ingest " in out

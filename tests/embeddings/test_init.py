@@ -54,10 +54,12 @@ def test_openai_compatible(tmp_path: Path) -> None:
         embedder="openai:text-embedding-3-small",
         embedding_api_base="http://127.0.0.1:9/v1",
         embedding_api_key="sk-test",
+        embed_concurrency=8,
     )
     embedder = load_embedder(settings)  # builds the client only: no request yet
     assert isinstance(embedder.embedder, OpenAIEmbedder)
     assert embedder.model_id == "openai:text-embedding-3-small"
+    assert embedder.embedder.concurrency == 8
     assert type(embedder.embedder.client) is openai.OpenAI
 
 

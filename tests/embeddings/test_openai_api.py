@@ -32,6 +32,12 @@ class FakeServer:
     url: str
     mode: str = "ok"  # ok | error500 | unauthorised | slow | short
     requests: list[Request] = field(default_factory=list)
+    max_inputs: int | None = None  # more inputs in one request: 413, as text-embeddings-inference answers
+    busy: int = 0  # answer this many requests 429 with Retry-After: 0 before serving
+    delay: float = 0.0  # seconds per request, so requests overlap
+    in_flight: int = 0
+    peak: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -41,6 +47,24 @@ class Handler(BaseHTTPRequestHandler):
         fake: FakeServer = self.server.fake
         fake.requests.append(recorded(self))
         body = fake.requests[-1].body
+        with fake.lock:
+            fake.in_flight += 1
+            fake.peak = max(fake.peak, fake.in_flight)
+            refuse = fake.busy > 0
+            fake.busy -= refuse
+        try:
+            time.sleep(fake.delay)
+            if refuse:
+                return self._send(429, {"error": {"message": "model is overloaded"}}, {"Retry-After": "0"})
+            if fake.max_inputs is not None and len(body["input"]) > fake.max_inputs:
+                message = f"batch size {len(body['input'])} > maximum allowed batch size {fake.max_inputs}"
+                return self._send(413, {"error": {"message": message}})
+            self._answer(fake, body)
+        finally:
+            with fake.lock:
+                fake.in_flight -= 1
+
+    def _answer(self, fake: FakeServer, body: dict[str, Any]) -> None:
         if fake.mode == "slow":
             time.sleep(2)
         if fake.mode == "error500":
@@ -52,10 +76,12 @@ class Handler(BaseHTTPRequestHandler):
         # Served in reverse: the client must order by "index", not by position.
         self._send(200, {"object": "list", "model": body["model"], "data": data[::-1], "usage": {}})
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
+    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         raw = json.dumps(payload).encode()
         try:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()
@@ -181,3 +207,72 @@ def test_wrong_number_of_vectors(server: FakeServer) -> None:
 def test_unexpected_dimension(server: FakeServer) -> None:
     with pytest.raises(EmbeddingError, match="returned 8 dimensions, expected 16"):
         OpenAIEmbedder("m", f"{server.url}/v1", KEY, dim=16).embed(["x"])
+
+
+def texts_of(n: int) -> list[str]:
+    return [f"passage {i} " + "word " * (i % 13) for i in range(n)]
+
+
+def test_batches_are_sent_concurrently_within_the_limit(server: FakeServer) -> None:
+    server.delay = 0.1
+    embedder = OpenAIEmbedder("m", f"{server.url}/v1", KEY, batch_size=2, concurrency=3)
+    texts = texts_of(12)
+    np.testing.assert_allclose(embedder.embed(texts), expected(texts), atol=1e-6)
+    assert len(server.requests) == 6
+    assert server.peak == 3  # more than one at a time, never more than asked
+    assert embedder.stats.peak_in_flight == 3
+
+
+def test_one_request_at_a_time_when_concurrency_is_one(server: FakeServer) -> None:
+    server.delay = 0.05
+    embedder = OpenAIEmbedder("m", f"{server.url}/v1", KEY, batch_size=2, concurrency=1)
+    texts = texts_of(6)
+    np.testing.assert_allclose(embedder.embed(texts), expected(texts), atol=1e-6)
+    assert server.peak == 1
+
+
+def test_overloaded_server_is_retried_and_narrows_the_window(server: FakeServer) -> None:
+    server.busy = 3
+    embedder = OpenAIEmbedder("m", f"{server.url}/v1", KEY, batch_size=2, concurrency=4)
+    texts = texts_of(8)
+    np.testing.assert_allclose(embedder.embed(texts), expected(texts), atol=1e-6)
+    assert embedder.stats.overloaded == 3
+    assert embedder.stats.retries == 3
+    assert len(server.requests) == 4 + 3
+    # Three halvings from 4 leave one request in flight; four successes widen it by less than one each.
+    assert 1 <= embedder._window.limit < 4
+
+
+def test_batch_over_the_server_limit_is_split_and_the_size_kept(server: FakeServer) -> None:
+    server.max_inputs = 3
+    embedder = OpenAIEmbedder("m", f"{server.url}/v1", KEY, batch_size=8, concurrency=1)
+    texts = texts_of(16)
+    np.testing.assert_allclose(embedder.embed(texts), expected(texts), atol=1e-6)
+    assert embedder.batch_size == 2  # 8 refused, then 4 refused: halves of 2 fit
+    refused = [r for r in server.requests if len(r.body["input"]) > 3]
+    assert [len(r.body["input"]) for r in refused] == [8, 4]  # later batches are cut to size first
+    assert embedder.stats.splits == 2
+    assert sorted(t for r in server.requests if len(r.body["input"]) <= 3 for t in r.body["input"]) == sorted(
+        texts
+    )
+
+
+def test_single_text_over_the_limit_is_a_clear_error(server: FakeServer) -> None:
+    server.max_inputs = 0
+    with pytest.raises(
+        EmbeddingError, match=r"HTTP 413 even for a single text: .*maximum allowed batch size 0"
+    ):
+        OpenAIEmbedder("m", f"{server.url}/v1", KEY, batch_size=4).embed(["a", "b"])
+
+
+def test_overload_that_lasts_fails_after_the_retries(server: FakeServer) -> None:
+    server.busy = 100
+    embedder = OpenAIEmbedder("m", f"{server.url}/v1", KEY, max_retries=2)
+    with pytest.raises(EmbeddingError, match=r"answered HTTP 429: .*overloaded"):
+        embedder.embed(["x"])
+    assert len(server.requests) == 3
+
+
+def test_concurrency_must_be_positive() -> None:
+    with pytest.raises(EmbeddingError, match="concurrency must be at least 1, not 0"):
+        OpenAIEmbedder("m", "http://127.0.0.1:9/v1", KEY, concurrency=0)

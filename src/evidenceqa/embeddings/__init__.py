@@ -86,6 +86,7 @@ def openai_model(settings: Settings, argument: str) -> Embedder:
         api_key=key.get_secret_value() if key else None,
         api_version=settings.embedding_api_version,
         batch_size=settings.embed_batch_size,
+        concurrency=settings.embed_concurrency,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -43,14 +43,19 @@ class Embedder(Protocol):
 
 
 def batched_by_length(
-    texts: Sequence[str], batch_size: int, fn: Callable[[list[str]], np.ndarray]
+    texts: Sequence[str],
+    batch_size: int,
+    fn: Callable[[list[str]], np.ndarray],
+    apply: Callable[..., Iterable[np.ndarray]] = map,
 ) -> np.ndarray:
-    """Calls `fn` on batches of similar-length texts (less padding, faster) and returns rows in input order."""
+    """Calls `fn` on batches of similar-length texts (less padding, faster) and returns rows in input order.
+
+    `apply` maps `fn` over the batches in order: `map`, or a thread pool's `map` to run them at once.
+    """
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     out: np.ndarray | None = None
-    for start in range(0, len(order), batch_size):
-        rows = order[start : start + batch_size]
-        vectors = fn([texts[i] for i in rows])
+    for rows, vectors in zip(batches, apply(fn, [[texts[i] for i in rows] for rows in batches]), strict=True):
         if out is None:
             out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
         out[rows] = vectors
