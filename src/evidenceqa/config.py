@@ -43,9 +43,10 @@ class Settings(BaseSettings):
     # "openai:<model or Azure deployment>" for an OpenAI-compatible embeddings API, or a plugin's name.
     embedder: str = "minilm-onnx"
     embed_batch_size: int = Field(64, ge=1, le=4096)
-    # Embed at most this many word pieces of a text with the ONNX embedders (default: the model's own
+    # Embed at most this many word pieces of a text with the local embedders (default: the model's own
     # 256). Shorter is faster and loses passage MRR on full-text articles (docs/retrieval.md, "How
-    # many tokens to embed", measures both); a new value re-embeds the library.
+    # many tokens to embed", measures both); a new value re-embeds the library. An embeddings API
+    # refuses it: the server truncates.
     embed_max_tokens: int | None = Field(None, ge=16, le=4096)
     # The vector cache (default <home>/embeddings.sqlite3); libraries that share text can share it.
     embedding_cache: Path | None = None

@@ -63,6 +63,13 @@ def test_openai_compatible(tmp_path: Path) -> None:
     assert type(embedder.embedder.client) is openai.OpenAI
 
 
+def test_a_token_limit_is_refused_for_an_embeddings_api(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, embedder="openai:m", embedding_api_base="http://127.0.0.1:9/v1",
+                        embed_max_tokens=128)  # fmt: skip
+    with pytest.raises(EmbeddingError, match="embed_max_tokens applies to the local models"):
+        load_embedder(settings)
+
+
 def test_azure(tmp_path: Path) -> None:
     settings = Settings(
         home=tmp_path,

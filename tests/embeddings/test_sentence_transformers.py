@@ -63,6 +63,18 @@ def test_model_ids(st_embedder: SentenceTransformerEmbedder) -> None:
     assert named.model_id == MINILM_ID
 
 
+def test_a_shorter_token_limit_cuts_only_long_texts_and_names_itself(
+    st_embedder: SentenceTransformerEmbedder, paragraphs: list[str]
+) -> None:
+    short, long = "chlorhexidine on mucous membranes", max(paragraphs, key=len)  # past 256 tokens
+    cut = SentenceTransformerEmbedder(minilm_path(), model_id=MINILM_ID, max_tokens=128)
+    assert cut.model_id == f"{MINILM_ID}:128-tokens" and cut.model.max_seq_length == 128
+    assert cut.embed_query(short) @ st_embedder.embed_query(short) > 0.9999
+    assert cut.embed_query(long) @ st_embedder.embed_query(long) < 0.99
+    beyond = SentenceTransformerEmbedder(minilm_path(), max_tokens=10_000)  # the model's own limit at most
+    assert beyond.max_tokens == st_embedder.max_tokens == 256 and beyond.model_id == st_embedder.model_id
+
+
 def test_folder_that_is_not_a_model(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(EmbeddingError, match="not a sentence-transformers model folder"):

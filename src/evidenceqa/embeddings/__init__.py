@@ -53,13 +53,18 @@ def _backend(settings: Settings) -> Embedder:
     if registry.is_registered("embedder", kind):
         embedder: Embedder = registry.create("embedder", kind, settings, argument)
         return embedder
-    return SentenceTransformerEmbedder(_model_folder(name, name), batch_size=settings.embed_batch_size)
+    return SentenceTransformerEmbedder(
+        _model_folder(name, name), batch_size=settings.embed_batch_size, max_tokens=settings.embed_max_tokens
+    )
 
 
 def minilm(settings: Settings, argument: str) -> Embedder:
     """`minilm`: the shipped all-MiniLM-L6-v2 through sentence-transformers (torch)."""
     return SentenceTransformerEmbedder(
-        minilm_path(), batch_size=settings.embed_batch_size, model_id=MINILM_ID
+        minilm_path(),
+        batch_size=settings.embed_batch_size,
+        model_id=MINILM_ID,
+        max_tokens=settings.embed_max_tokens,
     )
 
 
@@ -79,6 +84,12 @@ def onnx_folder(settings: Settings, argument: str) -> Embedder:
 
 def openai_model(settings: Settings, argument: str) -> Embedder:
     """`openai:MODEL`: any OpenAI-compatible embeddings endpoint (the `llm` extra)."""
+    if settings.embed_max_tokens is not None:
+        # Refused rather than ignored: the server decides what it truncates.
+        raise EmbeddingError(
+            "embed_max_tokens applies to the local models; an embeddings API truncates on the server "
+            "(text-embeddings-inference: --auto-truncate)"
+        )
     key = settings.embedding_api_key
     return OpenAIEmbedder(
         model=argument,

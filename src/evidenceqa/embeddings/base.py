@@ -64,6 +64,13 @@ def batched_by_length(
     return out
 
 
+def token_window(model_id: str, max_tokens: int | None, own: int) -> tuple[int, str]:
+    """The word pieces a local model embeds (at most its own limit) and the model id that says so:
+    vectors of a shorter window are other vectors, never cached or indexed with the full ones."""
+    tokens = min(max_tokens or own, own)
+    return tokens, model_id if tokens == own else f"{model_id}:{tokens}-tokens"
+
+
 def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length as float32; all-zero rows stay zero rather than becoming NaN."""
     vectors = np.asarray(vectors, dtype=np.float32)

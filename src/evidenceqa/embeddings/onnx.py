@@ -24,6 +24,7 @@ from evidenceqa.embeddings.base import (
     l2_normalise,
     no_texts,
     one_line,
+    token_window,
 )
 from evidenceqa.embeddings.sentence_transformers import require_st_folder, st_model_id
 
@@ -95,9 +96,8 @@ class OnnxEmbedder:
         if manifest is None:
             raise EmbeddingError(f"{folder} holds no complete ONNX export (run export_onnx first)")
         own = _max_length(folder)
-        self.max_tokens = min(max_tokens or own, own)
         model_id = model_id or f"onnx-{'int8' if graph == INT8_FILE else 'fp32'}:{manifest['source']}"
-        self.model_id = model_id if self.max_tokens == own else f"{model_id}:{self.max_tokens}-tokens"
+        self.max_tokens, self.model_id = token_window(model_id, max_tokens, own)
         self.batch_size = batch_size
         self.tokenizer = _load_tokenizer(folder, self.max_tokens)
         self.session = load_session(folder / graph, threads)

@@ -15,6 +15,7 @@ from evidenceqa.embeddings.base import (
     force_offline,
     no_texts,
     one_line,
+    token_window,
 )
 
 MINILM_ID = "minilm:all-MiniLM-L6-v2"
@@ -39,13 +40,22 @@ def st_model_id(path: Path) -> str:
 
 class SentenceTransformerEmbedder:
     def __init__(
-        self, path: Path, device: str = "cpu", batch_size: int = 64, model_id: str | None = None
+        self,
+        path: Path,
+        device: str = "cpu",
+        batch_size: int = 64,
+        model_id: str | None = None,
+        max_tokens: int | None = None,
     ) -> None:
+        """`max_tokens` truncates texts shorter than the model's own limit, as OnnxEmbedder's does."""
         path = Path(path).expanduser().resolve()
         require_st_folder(path)
-        self.model_id = model_id or st_model_id(path)
         self.batch_size = batch_size
         self.model = _load(path, device)
+        self.max_tokens, self.model_id = token_window(
+            model_id or st_model_id(path), max_tokens, int(self.model.max_seq_length)
+        )
+        self.model.max_seq_length = self.max_tokens
         self.dim = int(self.model.get_embedding_dimension())
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
