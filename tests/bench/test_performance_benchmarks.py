@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evidenceqa.text.sentences import split_sentences
 from tests.conftest import REPO, SAMPLE
 
 BENCHMARKS = REPO / "benchmarks"
@@ -34,6 +35,45 @@ def test_scale_copies_keep_the_text_and_move_ids_and_years(tmp_path: Path) -> No
         assert copy["doc_id"] == f"{doc['doc_id']}-copy2"
         assert copy["sections"] == doc["sections"] and copy["title"] == doc["title"]
         assert copy["year"] == (doc["year"] - 2 if isinstance(doc["year"], int) else doc["year"])
+
+
+def test_distinct_copies_are_new_paragraphs_of_real_sentences_from_the_same_collection(
+    tmp_path: Path,
+) -> None:
+    out = script("scale_library.py", "--library", str(SAMPLE / "library"), "--copies", "3", "--distinct",
+                 "--out", str(tmp_path))  # fmt: skip
+    copies = [[json.loads(line) for line in gzip.decompress((tmp_path / f"copy-{n}.jsonl.gz").read_bytes()).decode().splitlines()]
+              for n in range(3)]  # fmt: skip
+    real = {}  # sentence -> collection
+    for doc in copies[0]:
+        for p in (p for section in doc["sections"] for p in section["paragraphs"]):
+            real.update(dict.fromkeys(split_sentences(p), doc["collection"]))
+    seen = {p for doc in copies[0] for section in doc["sections"] for p in section["paragraphs"]}
+    new = [
+        p for docs in copies[1:] for doc in docs for section in doc["sections"] for p in section["paragraphs"]
+    ]
+    again = 0
+    for paragraph in new:
+        again += paragraph in seen
+        seen.add(paragraph)
+    repeated = int(re.search(r"([\d,]+) of them repeat", out).group(1).replace(",", ""))
+    assert again == repeated < len(new) // 50  # the count it prints is what it wrote; few repeat
+    found = []  # the collection of each sentence of copy 2 (None: not a sentence of the library)
+    for original, copy in zip(copies[0], copies[2], strict=True):
+        assert copy["doc_id"] == f"{original['doc_id']}-copy2"
+        assert [len(s["paragraphs"]) for s in copy["sections"]] == [
+            len(s["paragraphs"]) for s in original["sections"]
+        ]
+        for old, new in zip(
+            original["sections"][0]["paragraphs"], copy["sections"][0]["paragraphs"], strict=True
+        ):
+            sentences = split_sentences(new)
+            assert any(own in new for own in split_sentences(old))  # keeps part of its own topic
+            found.extend((real.get(s), original["collection"]) for s in sentences)
+    # Joined sentences can split differently (a trailing "nan" or reference number runs on), so a few
+    # are not found; none comes from another collection.
+    assert sum(f is None for f, _ in found) < len(found) // 10
+    assert all(f == collection for f, collection in found if f is not None)
 
 
 def test_a_build_record_decides_its_target_and_missing_records_are_not_met(
