@@ -98,7 +98,11 @@ def main() -> None:
     phases = [
         ("ingest (parse, chunk, catalogue)", ingested - start),
         ("load the embedder (ONNX export on first use)", opened - ingested),
-        *([("simulate vectors (embed sentences, average them)", filled - opened)] if simulated else []),
+        *(
+            [("simulate vectors (embed sentences, average them)", filled - opened)]
+            if args.simulate_vectors
+            else []
+        ),
         ("index (embed, write, build indexes)", indexed - filled),
         ("total", indexed - start),
     ]
@@ -113,8 +117,8 @@ def main() -> None:
     sizes = " · ".join(f"{name} {mb:,.0f} MB" for name, mb in disk.items())
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     vectors_from = (
-        f"{simulated.chunks:,} chunk vectors simulated from {embedded - simulated.chunks:,} sentences embedded"
-        if simulated
+        f"{simulated:,} chunk vectors simulated from {embedded - simulated:,} sentences embedded"
+        if simulated is not None
         else f"{embedded:,} texts embedded, the rest from the cache"
     )
     print(
@@ -124,7 +128,7 @@ def main() -> None:
     )
     write_record(args.record, {"documents": documents, "chunks": chunks, "embedded": embedded,
                                "seconds": dict(phases), "index_chunks_per_s": chunks / (indexed - filled),
-                               "simulated_vectors": simulated.chunks if simulated else 0,
+                               "simulated_vectors": simulated or 0,
                                "disk_mb": disk, "peak_rss_mb": peak})  # fmt: skip
 
 

@@ -5,7 +5,8 @@ so its vector index is measured on simulated vectors. The scale library's distin
 (`scale_library.py --distinct`) are paragraphs recombined from real sentences, so each chunk's
 vector is simulated from the true vectors of the sentences it is made of: every distinct sentence
 of the library (headings included) is embedded once, by the default embedder, and a chunk's vector is
-the normalised mean of its sentences' vectors weighted by their words. Such vectors lie where real
+the normalised mean of its sentences' vectors (its heading, the title and section path above the text, counts as one)
+weighted by their words. Such vectors lie where real
 ones do, mixed as the chunk's sentences are; they are smoother than a model's own. `fill` stores them
 in the home's embedding cache under the chunk's text, so the ordinary sync finds every chunk there
 (`build_speed.py --simulate-vectors`).
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -42,12 +42,6 @@ _BATCH = 4096  # chunks simulated and stored per step: bounded memory, progress 
 _K = 10
 
 
-@dataclass
-class Filled:
-    chunks: int = 0  # chunk vectors simulated (chunks already in the cache are left as they are)
-    sentences: int = 0  # sentence texts looked up or embedded for them
-
-
 def _batches(catalogue: Catalogue) -> Iterator[list[Chunk]]:
     batch: list[Chunk] = []
     for chunk in catalogue.chunks():
@@ -59,9 +53,15 @@ def _batches(catalogue: Catalogue) -> Iterator[list[Chunk]]:
         yield batch
 
 
+def _segments(text: str) -> list[str]:
+    """A chunk's heading (title and section path, shared by its section's chunks), then its sentences."""
+    heading, _, body = text.partition("\n\n")
+    return [heading, *split_sentences(body)] if body.strip() else split_sentences(text) or [text]
+
+
 def simulate(texts: list[str], embedder: CachedEmbedder) -> np.ndarray:
     """The simulated vector of each text: its sentences' vectors, weighted by words, normalised."""
-    pieces = [split_sentences(text) or [text] for text in texts]
+    pieces = [_segments(text) for text in texts]
     sentences = list(dict.fromkeys(s for piece in pieces for s in piece))
     vectors = dict(zip(sentences, embedder.embed(sentences), strict=True))
     out = np.empty((len(texts), embedder.dim), dtype=np.float32)
@@ -72,11 +72,12 @@ def simulate(texts: list[str], embedder: CachedEmbedder) -> np.ndarray:
     return out
 
 
-def fill(catalogue: Catalogue, embedder: Embedder) -> Filled:
-    """Store a simulated vector for every chunk of `catalogue` that the embedder's cache lacks."""
+def fill(catalogue: Catalogue, embedder: Embedder) -> int:
+    """Store a simulated vector for every chunk of `catalogue` that the embedder's cache lacks (a
+    chunk already there keeps its vector); returns how many were simulated."""
     if not isinstance(embedder, CachedEmbedder):
         raise TypeError("simulated vectors are stored in the embedding cache: pass a CachedEmbedder")
-    filled = Filled()
+    filled = 0
     for batch in _batches(catalogue):
         by_hash = {content_hash(c.text): c.text for c in batch}
         known = embedder.cache.get_many(embedder.model_id, by_hash)
@@ -85,8 +86,7 @@ def fill(catalogue: Catalogue, embedder: Embedder) -> Filled:
             continue
         vectors = simulate([t for _, t in missing], embedder)
         embedder.cache.put_many(embedder.model_id, zip((h for h, _ in missing), vectors, strict=True))
-        filled.chunks += len(missing)
-        filled.sentences += sum(len(split_sentences(t) or [t]) for _, t in missing)
+        filled += len(missing)
     return filled
 
 
