@@ -92,6 +92,6 @@ $(RERANKER)/reranker.json: | bench-home
 docs: bench-home adapted-model
 	$(BIN)/python scripts/update_docs.py
 
-# docs/performance.md alone: the 300k-chunk scale library built from nothing, then every benchmark on it.
+# docs/performance.md alone: the scale libraries (300k and 1M chunks) built from nothing, then every benchmark on them.
 performance: $(STAMP)
 	$(BIN)/python scripts/update_docs.py docs/performance.md

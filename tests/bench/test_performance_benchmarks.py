@@ -92,16 +92,17 @@ def test_a_build_record_decides_its_target_and_missing_records_are_not_met(
     assert 0 < record["embedded"] <= record["chunks"]  # an empty cache: every distinct text embedded
     assert f"{record['chunks']:,} chunks" in out
     # A fabricated fast record for the scale library: met; everything else was never measured.
-    (records / "build-scale.json").write_text(json.dumps({"chunks": 300_001}))
+    (records / "build-distinct.json").write_text(json.dumps({"chunks": 300_001}))
     table = script("targets.py", "--records", str(records))
     rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:] if line.startswith("|")}
-    assert "| met |" in rows["Scale library size"]
+    size = rows["Scale library size, distinct text"]
+    assert "| met |" in size
     throughput = rows["Ingest throughput, default embedder, cold cache"]
     assert f"{record['index_chunks_per_s']:,.1f} chunks/s" in throughput
-    assert "not measured" in rows["Offline ask, end to end, scale library: p95"]
-    assert "| met |" not in rows["Offline ask, end to end, scale library: p95"]
+    assert "not measured" in rows["Offline ask, end to end, replicated library: p95"]
+    assert "| met |" not in rows["Offline ask, end to end, replicated library: p95"]
     # Each verdict names its record's machine: the build's own, and none for the fabricated record.
-    assert rows["Scale library size"].rstrip().endswith("| A |") and throughput.rstrip().endswith("| B |")
+    assert size.rstrip().endswith("| A |") and throughput.rstrip().endswith("| B |")
     assert "- A: machine not recorded" in table and f"- B: {record['machine']['cpu']}" in table
     assert "come from 2 machines" in table
 
