@@ -68,8 +68,8 @@ class Settings(BaseSettings):
     rrf_k: int = Field(60, ge=1)
     fusion_depth: int = Field(100, ge=1, le=10000)
     # Dense search is exact below `ann_min_chunks`; from there LanceDB trains an IVF_HNSW_SQ index
-    # (0: always exact). The probe settings trade recall for speed; the defaults were chosen on the
-    # 328k-chunk scale library (docs/performance.md: benchmarks/ann_sweep.py).
+    # (0: always exact). The probe settings trade recall for speed; docs/performance.md measures
+    # the defaults' recall and latency on the distinct-text scale libraries (benchmarks/ann_sweep.py).
     ann_min_chunks: int = Field(100_000, ge=0)
     ann_partition_chunks: int = Field(5000, ge=100)  # rows per IVF partition at training time
     ann_nprobes: int = Field(16, ge=1)
