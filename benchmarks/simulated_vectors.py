@@ -59,7 +59,7 @@ def _segments(text: str) -> list[str]:
     return [heading, *split_sentences(body)] if body.strip() else split_sentences(text) or [text]
 
 
-def simulate(texts: list[str], embedder: CachedEmbedder) -> np.ndarray:
+def simulate(texts: list[str], embedder: Embedder) -> np.ndarray:
     """The simulated vector of each text: its sentences' vectors, weighted by words, normalised."""
     pieces = [_segments(text) for text in texts]
     sentences = list(dict.fromkeys(s for piece in pieces for s in piece))
@@ -90,10 +90,11 @@ def fill(catalogue: Catalogue, embedder: Embedder) -> int:
     return filled
 
 
-def _shared_vectors(true_home: Path, simulated_home: Path) -> tuple[np.ndarray, np.ndarray, str]:
+def _shared_vectors(
+    true_home: Path, simulated_home: Path, embedder: CachedEmbedder
+) -> tuple[np.ndarray, np.ndarray]:
     settings = load_settings(home=true_home)
-    model = load_embedder(settings).model_id
-    true_cache = EmbeddingCache(cache_path(settings))
+    model, true_cache = embedder.model_id, embedder.cache
     simulated_cache = EmbeddingCache(cache_path(load_settings(home=simulated_home)))
     true_rows, simulated_rows = [], []
     with Catalogue(settings.catalogue_path) as catalogue:
@@ -106,7 +107,7 @@ def _shared_vectors(true_home: Path, simulated_home: Path) -> tuple[np.ndarray, 
             simulated_rows.extend(fake[h] for h in both)
     if not true_rows:
         raise SystemExit(f"{true_home} and {simulated_home} share no chunk vectors under {model}")
-    return np.stack(true_rows), np.stack(simulated_rows), model
+    return np.stack(true_rows), np.stack(simulated_rows)
 
 
 def main() -> None:
@@ -118,9 +119,9 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, required=True)
     parser.add_argument("--limit", type=int, default=100)
     args = parser.parse_args()
-    true, fake, model = _shared_vectors(args.true, args.simulated)
+    embedder = load_embedder(load_settings(home=args.true))  # the model is loaded once, for the questions
+    true, fake = _shared_vectors(args.true, args.simulated, embedder)
     cosines = np.einsum("ij,ij->i", true, fake)
-    embedder = load_embedder(load_settings(home=args.true))
     questions = np.stack(
         [embedder.embed_query(q.question) for q in read_questions(args.questions, args.limit)]
     )
@@ -135,7 +136,7 @@ def main() -> None:
         [f"exact top-{_K} shared by both spaces ({len(questions)} questions)", f"{np.mean(overlaps):.3f}"],
     ]
     print(markdown.table(["Simulated vectors", "Value"], rows, [False, True]), end="")
-    print(f"\n{len(true):,} chunks in both homes · {model} · {machine.current().tag()}\n")
+    print(f"\n{len(true):,} chunks in both homes · {embedder.model_id} · {machine.current().tag()}\n")
 
 
 if __name__ == "__main__":

@@ -158,19 +158,24 @@ def test_the_embedding_server_benchmark_splits_backs_off_and_builds_through_the_
     assert "openai:minilm" in out and "Carried linearly to 10,000,000 chunks: ingest " in out
 
 
-def test_simulated_vectors_fill_every_chunk_close_to_its_true_vector(tmp_path: Path) -> None:
+def test_simulated_vectors_fill_every_chunk_close_to_its_true_vector(
+    tmp_path: Path, models_dir: Path
+) -> None:
+    env = {**os.environ, "EVIDENCEQA_MODELS_DIR": str(models_dir)}  # one ONNX export for both homes
     library = str(SAMPLE / "library" / "covidqa_infection_control.jsonl")
-    simulated = script("build_speed.py", "--home", str(tmp_path / "sim"), library, "--simulate-vectors")
+    simulated = script(
+        "build_speed.py", "--home", str(tmp_path / "sim"), library, "--simulate-vectors", env=env
+    )
     chunks = int(re.search(r"· ([\d,]+) chunks ·", simulated)[1].replace(",", ""))  # type: ignore[index]
     assert f"{chunks:,} chunk vectors simulated from " in simulated and "| simulate vectors" in simulated
-    script("build_speed.py", "--home", str(tmp_path / "true"), library)
+    script("build_speed.py", "--home", str(tmp_path / "true"), library, env=env)
     questions = tmp_path / "questions.jsonl"
     asked = ["hand hygiene", "surgical masks", "disinfection of surfaces", "ventilation", "gloves"]
     questions.write_text(
         "".join(json.dumps({"query_id": q, "question": q, "gold_doc_ids": []}) + "\n" for q in asked)
     )
     out = script("simulated_vectors.py", "--true", str(tmp_path / "true"), "--simulated", str(tmp_path / "sim"),
-                 "--questions", str(questions), "--limit", "5")  # fmt: skip
+                 "--questions", str(questions), "--limit", "5", env=env)  # fmt: skip
     values = dict(re.findall(r"^\| (.+?) \| ([\d.]+) \|$", out, re.M))
     assert f"{chunks:,} chunks in both homes" in out  # every chunk had both a true and a simulated vector
     # Close to the model's own vectors, yet not them: multi-sentence chunks are averaged.
