@@ -19,6 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # nothing of search or answering to do so (the record types it stores are in `records`).
 LAYERS: list[set[str]] = [
     {"(root)", "config", "documents", "jsonl", "records", "registry", "text"},
+    {"evidence_types"},  # reads a Document; loaders may state a type, so it sits below them
     {"loaders", "chunking", "store"},
     {"embeddings", "index"},
     {"library"},

@@ -277,6 +277,7 @@ def _to_chunks(doc: Document, pieces: list[_Piece]) -> list[Chunk]:
                 topics=list(doc.topics),
                 page=piece.page,
                 content_hash=digest,
+                evidence_type=doc.evidence_type,
             )
         )
     return chunks

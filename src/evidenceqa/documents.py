@@ -86,6 +86,9 @@ class Document:
     doc_type: str = "document"
     collection: str = "default"
     journal: str | None = None  # the venue (journal, guideline series, website) for citations
+    # The kind of evidence (`evidence_types`): stated by the metadata, or set on ingest with why.
+    evidence_type: str | None = None
+    evidence_reason: str | None = None
     sections: list[Section] = field(default_factory=list)
     source: str | None = None  # path or URL the document was loaded from
 
@@ -186,6 +189,7 @@ class Chunk:
     topics: list[str] = field(default_factory=list)
     page: int | None = None
     content_hash: str = ""
+    evidence_type: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evidenceqa.evidence_types import KEYS
 from evidenceqa.index.base import Filters, IndexRecord
 from evidenceqa.text.tokens import analyze
 
@@ -199,6 +200,12 @@ def build_records() -> list[IndexRecord]:
             "collection": doc.collection,
             "doc_type": doc.doc_type,
             "topics": list(doc.topics),
+            # A textbook has no evidence type here: unlabelled records must match no type filter.
+            "evidence_type": "observational"
+            if doc.doc_type == "cohort"
+            else doc.doc_type
+            if doc.doc_type in KEYS
+            else None,
         }
         overview = doc.title + ". " + " ".join(doc.chunks)
         records.append(
@@ -251,6 +258,8 @@ def matches(record: IndexRecord, filters: Filters) -> bool:
     if filters.readable and record.collection not in filters.readable:
         return False
     if filters.doc_types and record.doc_type not in filters.doc_types:
+        return False
+    if filters.evidence_types and record.evidence_type not in filters.evidence_types:
         return False
     if filters.topics and not set(filters.topics) & set(record.topics):
         return False

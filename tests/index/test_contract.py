@@ -135,6 +135,7 @@ FILTER_CASES = {
     "collection": Filters(collections=("guidelines",)),
     "collections": Filters(collections=("trials", "textbooks")),
     "doc-types": Filters(doc_types=("rct", "cohort")),
+    "evidence-types": Filters(evidence_types=("guideline", "observational")),
     "topics-any": Filters(topics=("masks", "hand hygiene")),
     "topic-with-space": Filters(topics=("surgical site infection",)),
     "doc-ids": Filters(doc_ids=("who:guideline#2016~ssi", AWKWARD, "cochrane'shaving")),
@@ -148,6 +149,9 @@ FILTER_CASES = {
     ),
     "combined-narrow": Filters(
         year_max=2015, doc_types=("rct", "cohort", "textbook"), doc_ids=("masks-1995", AWKWARD)
+    ),
+    "evidence-and-year": Filters(
+        year_min=2012, evidence_types=("rct", "systematic-review", "narrative-review")
     ),
     "nothing": Filters(collections=("guidelines",), doc_types=("rct",)),
     "readable": Filters(readable=("trials", "textbooks")),

@@ -2,6 +2,7 @@ import sqlite3
 
 import pytest
 
+from evidenceqa import evidence_types
 from evidenceqa.chunking import ChunkingConfig, chunk_document
 from evidenceqa.documents import Document, Paragraph, Section
 from evidenceqa.library.catalogue import MIGRATIONS, Catalogue
@@ -116,8 +117,52 @@ def test_a_catalogue_from_before_term_statistics_gets_them_counted(tmp_path):
         _put(catalogue, _doc("a", "Chlorhexidine prevents infection."))
     db = sqlite3.connect(path)  # back to the schema before the term statistics
     db.executescript(
-        "DROP TABLE term_df; DELETE FROM state WHERE key = 'term_chunks'; DELETE FROM _migrations WHERE number >= 3;"
+        "DROP TABLE term_df; DELETE FROM state WHERE key = 'term_chunks'; DELETE FROM _migrations WHERE number IN (3, 4);"
     )
     db.close()
     with Catalogue(path) as catalogue:
         assert catalogue.term_frequencies(["chlorhexidin"]) == (1, {"chlorhexidin": 1})
+
+
+def _trial(doc_id: str = "t") -> Document:
+    text = "Patients were randomly assigned to chlorhexidine or povidone-iodine before surgery."
+    return _doc(doc_id, text)
+
+
+def test_a_catalogue_from_before_evidence_types_labels_and_reindexes_its_documents(tmp_path):
+    path = tmp_path / "c.sqlite3"
+    with Catalogue(path) as catalogue, catalogue.transaction():
+        _put(catalogue, _trial())
+        catalogue.bump_version()
+    db = sqlite3.connect(path)  # back to the schema before evidence types
+    db.executescript(
+        "DROP INDEX documents_evidence; ALTER TABLE documents DROP COLUMN evidence_type;"
+        "ALTER TABLE chunks DROP COLUMN evidence_type; DELETE FROM _migrations WHERE number = 5;"
+        "DELETE FROM state WHERE key = 'evidence_rules';"
+    )
+    db.close()
+    with Catalogue(path) as catalogue:
+        assert catalogue.document("t").evidence_type == "rct"
+        assert {c.evidence_type for c in catalogue.chunks("t")} == {"rct"}
+        assert catalogue.load_document("t").evidence_reason == "rules: 'randomly assigned'"
+        # The index must learn the new field: the document is pending again.
+        assert catalogue.index_version == 2 and catalogue.pending_since(1) == {"t": "upsert"}
+    with Catalogue(path) as catalogue:
+        assert catalogue.index_version == 2  # once per version of the rules
+
+
+def test_new_rules_relabel_what_the_rules_gave_and_keep_what_a_source_stated(tmp_path, monkeypatch):
+    path = tmp_path / "c.sqlite3"
+    stated = _trial("s")
+    stated.evidence_type = "guideline"
+    with Catalogue(path) as catalogue, catalogue.transaction():
+        for doc in (_trial(), stated):
+            evidence_types.label(doc)
+            _put(catalogue, doc)
+        catalogue.bump_version()
+    monkeypatch.setattr(evidence_types, "RULES_VERSION", evidence_types.RULES_VERSION + 1)
+    monkeypatch.setattr(evidence_types, "_TEXT_RULES", ())  # the new rules find no design
+    with Catalogue(path) as catalogue:
+        assert catalogue.document("t").evidence_type == "other"
+        assert catalogue.document("s").evidence_type == "guideline"
+        assert catalogue.pending_since(1) == {"t": "upsert"}

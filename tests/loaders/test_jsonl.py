@@ -58,6 +58,20 @@ def test_each_bad_line_is_one_clear_error_and_the_rest_loads(tmp_path):
     ]
 
 
+def test_a_stated_evidence_type_is_kept_and_an_unknown_one_is_named(tmp_path):
+    path = _lines(
+        tmp_path / "a.jsonl",
+        json.dumps({**GOOD, "evidence_type": "guideline", "evidence_reason": "rules: forged"}),
+        json.dumps({**GOOD, "doc_id": "x2", "evidence_type": "level 1a"}),
+    )
+    doc, error = list(load(path))
+    assert isinstance(doc, Document) and (doc.evidence_type, doc.evidence_reason) == ("guideline", None)
+    assert str(error) == (
+        f"{path}:2: 'evidence_type' must be one of guideline, systematic-review, rct, observational, "
+        "case-report, narrative-review, patient-information, other"
+    )
+
+
 def test_truncated_gzip_keeps_what_came_before(tmp_path):
     whole = gzip.compress(
         "".join(json.dumps({**GOOD, "doc_id": f"d{i}"}) + "\n" for i in range(2000)).encode()

@@ -29,6 +29,7 @@ class IndexRecord:
     topics: list[str]
     terms: str  # analysed keyword terms (evidenceqa.text.tokens.analyze of the chunk text)
     vector: np.ndarray  # unit-length float32 embedding
+    evidence_type: str | None = None  # evidence_types.KEYS
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,13 @@ class Filters:
     # shown it as a limit of theirs to lift.
     readable: tuple[str, ...] = ()
     doc_types: tuple[str, ...] = ()
+    evidence_types: tuple[str, ...] = ()  # evidence_types.KEYS
     topics: tuple[str, ...] = ()  # any of these
     doc_ids: tuple[str, ...] = ()  # restrict to these documents (e.g. "search within")
     exclude_doc_ids: tuple[str, ...] = ()  # e.g. a benchmark's held-out documents
+    # Not a filter but the reader's ranking preference, carried with the filters so that every
+    # caller, the answer's record and its cache key hold it: stronger evidence types rank higher.
+    prefer_evidence: bool = False
 
     def year_problem(self) -> str | None:
         """Why no document can pass the year bounds (the first after the last), or None."""
@@ -89,6 +94,7 @@ def render_filters(filters: Filters, dialect: FilterDialect) -> str:
         (dialect.member, "collection", filters.collections),
         (dialect.member, "collection", filters.readable),
         (dialect.member, "doc_type", filters.doc_types),
+        (dialect.member, "evidence_type", filters.evidence_types),
         (dialect.any_of, "topics", filters.topics),
         (dialect.member, "doc_id", filters.doc_ids),
         (dialect.not_member, "doc_id", filters.exclude_doc_ids),

@@ -42,6 +42,7 @@ SCALAR_INDEXES: dict[str, BTree | Bitmap | LabelList] = {
     "hierarchy_level": Bitmap(),
     "collection": Bitmap(),
     "doc_type": Bitmap(),
+    "evidence_type": Bitmap(),
     "topics": LabelList(),  # serves array_has_any
 }
 # The analysed terms are already lower-case, stemmed and stop-word free: the engine only splits
@@ -71,6 +72,11 @@ class AnnParams:
     refine_factor: int = 2
 
 
+# Added after the first release: a table made before it gains the column (empty until the
+# catalogue's re-labelling re-indexes its documents).
+_EVIDENCE_FIELD = pa.field("evidence_type", pa.string())
+
+
 def schema(dim: int) -> pa.Schema:
     return pa.schema(
         [
@@ -83,6 +89,7 @@ def schema(dim: int) -> pa.Schema:
             pa.field("topics", pa.list_(pa.string())),
             pa.field("terms", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
+            _EVIDENCE_FIELD,
         ]
     )
 
@@ -148,6 +155,8 @@ class LanceDBBackend:
                 f"index at {self.path} holds {stored}-dim vectors; the embedder gives {dim}: rebuild the index"
             )
         self.dim = stored
+        if _EVIDENCE_FIELD.name not in self._table.schema.names:
+            self._table.add_columns(_EVIDENCE_FIELD)
         self._ensure_indexes()
         stats = self._table.index_stats(FTS_INDEX)
         # Written by another process without optimize(): fold those rows in before searching.
@@ -210,6 +219,7 @@ class LanceDBBackend:
             "vector": pa.FixedSizeListArray.from_arrays(
                 pa.array(vectors.reshape(-1), pa.float32()), self.dim
             ),
+            "evidence_type": pa.array([r.evidence_type for r in records], pa.string()),
         }
         return pa.Table.from_pydict(columns, schema=self._table.schema)
 

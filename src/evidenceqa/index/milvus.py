@@ -54,6 +54,7 @@ REQUIRED_FIELDS = {
     "year",
     "collection",
     "doc_type",
+    "evidence_type",
     "topics",
     "terms",
     "sparse",
@@ -196,6 +197,7 @@ class MilvusBackend:
         schema.add_field("year", DataType.INT64, nullable=True)
         schema.add_field("collection", DataType.VARCHAR, max_length=FIELD_MAX_LENGTH)
         schema.add_field("doc_type", DataType.VARCHAR, max_length=FIELD_MAX_LENGTH)
+        schema.add_field("evidence_type", DataType.VARCHAR, max_length=FIELD_MAX_LENGTH)
         schema.add_field(
             "topics",
             DataType.ARRAY,
@@ -256,6 +258,7 @@ class MilvusBackend:
             "year": None if record.year is None else int(record.year),
             "collection": record.collection,
             "doc_type": record.doc_type,
+            "evidence_type": record.evidence_type or "",  # unlabelled: matches no type filter
             "topics": list(record.topics)[:TOPICS_MAX],
             "terms": _truncate_utf8(record.terms, TERMS_MAX_BYTES),
             "vector": vector.tolist(),

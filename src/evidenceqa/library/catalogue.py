@@ -20,7 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, Literal
 
+from evidenceqa import evidence_types
 from evidenceqa.documents import Chunk, Document
 from evidenceqa.text.tokens import terms
 
@@ -70,14 +72,22 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     INSERT INTO state VALUES ('term_chunks', '0');
     """,
     _count_all_terms,
+    """
+    ALTER TABLE documents ADD COLUMN evidence_type TEXT;
+    ALTER TABLE chunks ADD COLUMN evidence_type TEXT;
+    CREATE INDEX documents_evidence ON documents(evidence_type);
+    """,
 ]
+# The evidence-type rules the stored labels come from (`evidence_types.RULES_VERSION`).
+_EVIDENCE_STATE = "evidence_rules"
 
 _DOC_COLUMNS = (
-    "doc_id, source_path, title, year, collection, doc_type, content_hash, chunker, chunks, ingested_at"
+    "doc_id, source_path, title, year, collection, doc_type, content_hash, chunker, chunks, ingested_at, "
+    "evidence_type"
 )
 _CHUNK_COLUMNS = (
     "chunk_id, doc_id, position, hierarchy_level, section_path, title, year, collection, doc_type, "
-    "topics, page, text, body, content_hash"
+    "topics, page, text, body, content_hash, evidence_type"
 )
 
 
@@ -101,6 +111,7 @@ class DocumentRecord:
     chunker: str
     chunks: int
     ingested_at: str
+    evidence_type: str | None
 
 
 def _now() -> str:
@@ -117,6 +128,7 @@ class Catalogue:
         self.db.execute("PRAGMA synchronous = FULL")
         self.db.execute("PRAGMA foreign_keys = ON")
         self._migrate()
+        self._label_evidence()
 
     def close(self) -> None:
         self.db.close()
@@ -142,6 +154,30 @@ class Catalogue:
                     for statement in filter(str.strip, script.split(";")):
                         self.db.execute(statement)
                 self.db.execute("INSERT INTO _migrations VALUES (?, ?)", (number, _now()))
+
+    def _label_evidence(self) -> None:
+        """Give every document the evidence type the current rules give it, once per version of the
+        rules (a catalogue made before they existed included): a changed label is re-indexed."""
+        if self.get_state(_EVIDENCE_STATE) == str(evidence_types.RULES_VERSION):
+            return
+        with self.transaction():
+            for doc in list(self.iter_documents()):
+                before = (doc.evidence_type, doc.evidence_reason)
+                evidence_types.label(doc)
+                if (doc.evidence_type, doc.evidence_reason) == before:
+                    continue
+                self.db.execute(
+                    "UPDATE documents SET evidence_type = ?, content_hash = ?, data = ? WHERE doc_id = ?",
+                    (doc.evidence_type, doc.content_hash(), json.dumps(doc.to_dict(), ensure_ascii=False),
+                     doc.doc_id),
+                )  # fmt: skip
+                self.db.execute(
+                    "UPDATE chunks SET evidence_type = ? WHERE doc_id = ?", (doc.evidence_type, doc.doc_id)
+                )
+                self._log(doc.doc_id, "upsert")
+            if self.db.execute("SELECT 1 FROM changes WHERE version = 0 LIMIT 1").fetchone():
+                self.bump_version()
+            self.set_state(_EVIDENCE_STATE, str(evidence_types.RULES_VERSION))
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -233,11 +269,19 @@ class Catalogue:
         return found
 
     def chunk_years(self, chunk_ids: Sequence[str]) -> dict[str, int | None]:
-        years: dict[str, int | None] = {}
+        return self._chunk_column(chunk_ids, "year")
+
+    def chunk_evidence_types(self, chunk_ids: Sequence[str]) -> dict[str, str | None]:
+        return self._chunk_column(chunk_ids, "evidence_type")
+
+    def _chunk_column(
+        self, chunk_ids: Sequence[str], column: Literal["year", "evidence_type"]
+    ) -> dict[str, Any]:
+        found: dict[str, Any] = {}
         for batch in _batches(chunk_ids):
-            sql = f"SELECT chunk_id, year FROM chunks WHERE chunk_id IN ({', '.join('?' * len(batch))})"
-            years.update(self.db.execute(sql, batch).fetchall())
-        return years
+            sql = f"SELECT chunk_id, {column} FROM chunks WHERE chunk_id IN ({', '.join('?' * len(batch))})"
+            found.update(self.db.execute(sql, batch).fetchall())
+        return found
 
     def abbreviation_counts(self) -> dict[str, Counter[str]]:
         """Abbreviation → long form → number of documents that define it so."""
@@ -282,12 +326,20 @@ class Catalogue:
 
     def doc_types(self) -> dict[str, list[str]]:
         """Per collection: the document types it holds."""
+        return self._kinds("doc_type")
+
+    def evidence_types(self) -> dict[str, list[str]]:
+        """Per collection: the evidence types it holds."""
+        return self._kinds("evidence_type")
+
+    def _kinds(self, column: Literal["doc_type", "evidence_type"]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         rows = self.db.execute(
-            "SELECT DISTINCT collection, doc_type FROM documents ORDER BY collection, doc_type"
+            f"SELECT DISTINCT collection, {column} FROM documents WHERE {column} IS NOT NULL "
+            f"ORDER BY collection, {column}"
         )
-        for collection, doc_type in rows:
-            found.setdefault(collection, []).append(doc_type)
+        for collection, kind in rows:
+            found.setdefault(collection, []).append(kind)
         return found
 
     def last_ingested(self) -> dict[str, str]:
@@ -301,14 +353,15 @@ class Catalogue:
         _count_terms(self.db, doc.doc_id, -1)
         self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc.doc_id,))
         self.db.execute(
-            f"INSERT INTO documents ({_DOC_COLUMNS}, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO documents ({_DOC_COLUMNS}, data) VALUES ({', '.join('?' * 12)})",
             (
                 doc.doc_id, doc.source, doc.title, doc.year, doc.collection, doc.doc_type,
-                content_hash, chunker, len(chunks), _now(), json.dumps(doc.to_dict(), ensure_ascii=False),
+                content_hash, chunker, len(chunks), _now(), doc.evidence_type,
+                json.dumps(doc.to_dict(), ensure_ascii=False),
             ),
         )  # fmt: skip
         self.db.executemany(
-            f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+            f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 15)})",
             [_chunk_row(chunk) for chunk in chunks],
         )
         _count_terms(self.db, doc.doc_id, +1)
@@ -379,7 +432,7 @@ def _chunk_row(chunk: Chunk) -> tuple[object, ...]:
         chunk.chunk_id, chunk.doc_id, chunk.position, chunk.hierarchy_level,
         json.dumps(chunk.section_path, ensure_ascii=False), chunk.title, chunk.year, chunk.collection,
         chunk.doc_type, json.dumps(chunk.topics, ensure_ascii=False), chunk.page, chunk.text,
-        chunk.body, chunk.content_hash,
+        chunk.body, chunk.content_hash, chunk.evidence_type,
     )  # fmt: skip
 
 

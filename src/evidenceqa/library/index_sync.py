@@ -96,6 +96,7 @@ def to_records(chunks: Sequence[Chunk], embedder: Embedder) -> list[IndexRecord]
             topics=list(chunk.topics),
             terms=analyze(chunk.text),
             vector=vector,
+            evidence_type=chunk.evidence_type,
         )
         for chunk, vector in zip(chunks, vectors, strict=True)
     ]

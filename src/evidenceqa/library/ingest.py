@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from evidenceqa import evidence_types
 from evidenceqa.chunking import ChunkingConfig, chunk_document
 from evidenceqa.documents import Document
 from evidenceqa.library.catalogue import Catalogue
@@ -129,6 +130,7 @@ class Ingestor:
                 f"{existing.source_path}; skipped"
             )
             return
+        evidence_types.label(doc)
         content_hash = doc.content_hash()
         if existing and (existing.content_hash, existing.chunker, existing.source_path) == (
             content_hash,

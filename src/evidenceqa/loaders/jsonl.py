@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evidenceqa import evidence_types
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.loaders import limits
@@ -23,7 +24,17 @@ from evidenceqa.loaders.errors import LoadError
 _LIST_FIELDS = ("authors", "topics", "sections")
 # Real documents nest sections a few levels; far deeper is hostile, and would exhaust the stack later.
 MAX_SECTION_DEPTH = 32
-_TEXT_FIELDS = ("title", "date", "doi", "url", "license", "doc_type", "collection", "journal")
+_TEXT_FIELDS = (
+    "title",
+    "date",
+    "doi",
+    "url",
+    "license",
+    "doc_type",
+    "collection",
+    "journal",
+    "evidence_type",
+)
 
 
 _MB = 1 << 20
@@ -76,6 +87,7 @@ def _parse_line(path: Path, line_no: int, raw: bytes) -> Document | LoadError:
     problem = _check_record(data)
     if problem:
         return LoadError(path, problem, record=line_no)
+    data.pop("evidence_reason", None)  # set on ingest, never read from a source
     doc = Document.from_dict(data)
     if not any(p.text.strip() for p in doc.paragraphs()):
         return LoadError(path, f"document {doc.doc_id!r} has no text", record=line_no)
@@ -95,6 +107,8 @@ def _check_record(data: Any) -> str | None:
     for name in _TEXT_FIELDS:
         if data.get(name) is not None and not isinstance(data[name], str):
             return f"'{name}' must be a string"
+    if data.get("evidence_type") is not None and data["evidence_type"] not in evidence_types.KEYS:
+        return f"'evidence_type' must be one of {', '.join(evidence_types.KEYS)}"
     year = data.get("year")
     if year is not None and (not isinstance(year, int) or isinstance(year, bool)):
         return "'year' must be a whole number"
