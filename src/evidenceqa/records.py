@@ -57,6 +57,7 @@ class Citation:
     year: int | None
     section: str | None
     text: str
+    evidence_type: str | None = None  # evidence_types.KEYS; None in answers recorded before it
 
 
 @dataclass

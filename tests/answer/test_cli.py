@@ -36,7 +36,8 @@ def test_ask_prints_a_cited_answer_with_its_source_and_the_disclaimer(home: Path
 def test_ask_json_has_the_answer_record(home: Path) -> None:
     row = json.loads(run(home, "ask", SHAVE, "--json").stdout)
     assert row["abstained"] is False and row["citations"][0]["doc_id"] == "shave"
-    assert set(row["citations"][0]) == {"n", "doc_id", "chunk_id", "title", "year", "section", "text"}
+    assert set(row["citations"][0]) == {"n", "doc_id", "chunk_id", "title", "year", "section", "text",
+                                        "evidence_type"}  # fmt: skip
     assert row["cost_usd"] == 0.0 and row["timings_ms"]["total"] > 0
     assert {"filters", "query_id", "generator", "index_version"} <= set(row)
 

@@ -142,9 +142,31 @@ def test_search_json_reports_filters_and_results(sample_home):
         "section",
         "hierarchy_level",
         "year",
+        "evidence_type",
         "text",
         "score",
     }
+
+
+def test_search_and_ask_filter_by_evidence_type_and_name_a_wrong_one(sample_home):
+    result = run(sample_home, "search", "shaving before spinal surgery", "--json", "--evidence-type", "patient-information",
+                 "--prefer-evidence")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    response = json.loads(result.stdout)
+    assert response["filters"] == {"evidence_types": ["patient-information"], "prefer_evidence": True}
+    assert response["results"] and {r["evidence_type"] for r in response["results"]} == {
+        "patient-information"
+    }
+    question = "Does shaving the incision site increase infection after spinal surgery?"
+    asked = run(sample_home, "ask", question, "--evidence-type", "rct")
+    assert asked.returncode == 0, asked.stderr
+    assert "[1] pubmed-17621202 — 2007 — Randomised controlled trial" in asked.stdout
+    wrong = run(sample_home, "search", "shaving", "--evidence-type", "level-1a")
+    assert wrong.returncode == 2 and wrong.stdout == ""
+    assert wrong.stderr.strip() == (
+        "error: --evidence-type: unknown evidence type 'level-1a'; the types are guideline, systematic-review, "
+        "rct, observational, case-report, narrative-review, patient-information, other"
+    )
 
 
 def test_search_document_level_returns_overviews_only(sample_home):

@@ -292,6 +292,26 @@ def test_ask_applies_filters(alice: Client) -> None:
     assert answer["applied_filters"] == [{"label": "Years from 2010", "limit": "years", "value": None}]
 
 
+def test_ask_filters_by_evidence_type_and_each_citation_says_its_type(alice: Client) -> None:
+    question = "Does ondansetron reduce postoperative nausea and vomiting?"
+    answer = _ask(alice, question, filters={"evidence_types": ["guideline"], "prefer_evidence": True})
+    assert (
+        answer["filters"]["evidence_types"] == ["guideline"] and answer["filters"]["prefer_evidence"] is True
+    )
+    assert answer["citations"] and {c["doc_id"] for c in answer["citations"]} == {"ponv"}
+    assert {(c["evidence_type"], c["evidence_name"]) for c in answer["citations"]} == {
+        ("guideline", "Guideline or consensus statement")
+    }
+    assert [(c["label"], c["limit"], c["value"]) for c in answer["applied_filters"]] == [
+        ("Evidence: Guideline or consensus statement", "evidence_types", "guideline"),
+        ("Stronger evidence ranked first", "prefer_evidence", None),
+    ]
+    bad = alice.post("/api/ask", json={"question": question, "filters": {"evidence_types": ["level-1a"]}},
+                     headers={"X-CSRF-Token": alice.csrf})  # fmt: skip
+    assert bad.status_code == 422
+    assert "unknown evidence type 'level-1a'; the types are guideline, systematic-review" in bad.text
+
+
 def test_a_year_range_that_holds_no_year_is_refused_and_the_questions_own_years_are_shown(
     app: FastAPI, alice: Client
 ) -> None:

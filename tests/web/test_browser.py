@@ -308,14 +308,18 @@ def test_the_limits_on_the_evidence_show_on_the_answer_and_an_empty_range_says_w
     page.locator("details.filters summary").click()
     page.get_by_label("Collection").select_option("guidelines")
     page.get_by_label("Document type").select_option("guideline")
+    page.get_by_label("Kind of evidence").select_option("guideline")
+    page.get_by_label("Prefer stronger evidence").check()
     page.get_by_label("Your question").fill("Does ondansetron reduce nausea after surgery?")
     page.get_by_role("button", name="Ask").click()
     chosen = page.locator("article.answer[data-answer-id]").nth(2)
     chosen.wait_for()
     chips = chosen.get_by_role("list", name="Limits on the evidence").get_by_role("listitem")
     assert [c.removesuffix("×").strip() for c in chips.all_inner_texts()] == [
-        "Collection: guidelines", "Document type: guideline"]  # fmt: skip
+        "Collection: guidelines", "Document type: guideline", "Evidence: Guideline or consensus statement",
+        "Stronger evidence ranked first"]  # fmt: skip
     assert chosen.locator(".cite-meta").all_inner_texts() == ["2020 · Guideline"]  # the one source it may use
+    assert chosen.locator(".evidence-type").all_inner_texts() == ["Guideline or consensus statement"]
     shot = artifacts / "limits.png"
     chosen.screenshot(path=str(shot))
     _keep(shot)

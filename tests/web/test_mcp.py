@@ -86,7 +86,8 @@ def test_the_tools_are_listed_with_schemas_an_llm_can_act_on(live: Live) -> None
     by_name = {tool.name: tool for tool in tools}
     assert set(by_name) == {"search_evidence", "answer_question", "get_passage", "list_collections"}
     search = by_name["search_evidence"].input_schema
-    assert set(search["properties"]) == {"question", "k", "year_min", "year_max", "collection", "doc_type"}
+    assert set(search["properties"]) == {"question", "k", "year_min", "year_max", "collection", "doc_type",
+                                         "evidence_type", "prefer_evidence"}  # fmt: skip
     assert search["required"] == ["question"]
     assert all(tool.description and len(tool.description) > 40 for tool in tools)
     assert by_name["search_evidence"].output_schema["properties"]["passages"]
@@ -110,9 +111,15 @@ def test_search_read_around_and_answer_with_citations_to_real_passages(live: Liv
         )
         answer = structured(await session.call_tool("answer_question", {"question": CEFAZOLIN}))
         holdings = structured(await session.call_tool("list_collections", {}))
-        return found, passage, answer, holdings
+        guidelines = structured(
+            await session.call_tool("search_evidence", {"question": SHAVE, "evidence_type": "guideline"})
+        )
+        return found, passage, answer, holdings, guidelines
 
-    found, passage, answer, holdings = with_session(live, work)
+    found, passage, answer, holdings, guidelines = with_session(live, work)
+    assert guidelines["passages"] and {p["doc_id"] for p in guidelines["passages"]} == {"ponv"}
+    assert guidelines["passages"][0]["evidence_type"] == "guideline"
+    assert guidelines["filters"]["evidence_types"] == ["guideline"]
     top = found["passages"][0]
     assert top["doc_id"] == "shave" and top["rank"] == 1 and "Shaving" in top["text"]
     assert top["url"] == "https://example.org/shave" and top["year"] == 2007
@@ -131,7 +138,7 @@ def test_search_read_around_and_answer_with_citations_to_real_passages(live: Liv
     stored = answers_of(live)
     assert len(stored) == before + 1  # the answer is a record; the searches and reads are counted
     counted = lookups_of(live) - looked_up
-    assert counted == {("mcp", "search"): 1, ("mcp", "passage"): 1, ("mcp", "collections"): 1}
+    assert counted == {("mcp", "search"): 2, ("mcp", "passage"): 1, ("mcp", "collections"): 1}
     assert stored[-1].channel == "mcp" and stored[-1].answer.question == CEFAZOLIN
     assert stored[-1].user_id == next(u.id for u in list_users(live.store) if u.email == ALICE)
 
@@ -176,12 +183,14 @@ def test_bad_input_is_a_tool_error_naming_the_reason_and_stores_nothing(
             await session.call_tool(
                 "answer_question", {"question": SHAVE, "year_min": 2022, "year_max": 2019}
             ),
+            await session.call_tool("search_evidence", {"question": SHAVE, "evidence_type": "level-1a"}),
         ]
 
     async def unknown_argument(session: ClientSession) -> Any:
         return await session.call_tool("answer_question", {"question": SHAVE, "dose": "high"})
 
-    too_long, too_many, missing, no_years = with_session(live, work)
+    too_long, too_many, missing, no_years, no_type = with_session(live, work)
+    assert no_type.is_error and "unknown evidence type 'level-1a'" in no_type.content[0].text
     assert (
         no_years.is_error
         and "the earliest year (2022) is after the latest (2019)" in no_years.content[0].text
@@ -193,7 +202,7 @@ def test_bad_input_is_a_tool_error_naming_the_reason_and_stores_nothing(
     assert isinstance(refused, MCPError) and refused.code == INVALID_PARAMS
     assert refused.message == (
         "answer_question takes no argument 'dose'; it takes question, year_min, year_max, collection, doc_type, "
-        "earlier_questions"
+        "evidence_type, prefer_evidence, earlier_questions"
     )
     assert len(answers_of(live)) == before
     # The SDK logs each failure, by field name and our message only: never the question or a value.

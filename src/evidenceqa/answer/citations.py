@@ -325,6 +325,7 @@ def _passage(item: Evidence, claims: list[str]) -> Citation:
         year=chunk.year,
         section=item.section,
         text=supporting_text(chunk.body, claims),
+        evidence_type=chunk.evidence_type,
     )
 
 

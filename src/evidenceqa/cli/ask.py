@@ -14,8 +14,19 @@ from evidenceqa.answer import GenerationError
 from evidenceqa.answer.base import DISCARD_STREAMED
 from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.cli.app import app
-from evidenceqa.cli.common import checked_question, err, fail, out, progress_bar, settings_of
+from evidenceqa.cli.common import (
+    EvidenceTypes,
+    PreferEvidence,
+    checked_evidence_types,
+    checked_question,
+    err,
+    fail,
+    out,
+    progress_bar,
+    settings_of,
+)
 from evidenceqa.cli.search import open_engine, read_queries
+from evidenceqa.evidence_types import type_name
 from evidenceqa.index.base import Filters
 from evidenceqa.records import Answer
 from evidenceqa.retrieval.question import QuestionError
@@ -29,6 +40,8 @@ def ask(
     year_min: Annotated[int | None, typer.Option(help="Only evidence from this year on.")] = None,
     year_max: Annotated[int | None, typer.Option(help="Only evidence up to this year.")] = None,
     collection: Annotated[list[str] | None, typer.Option(help="Only these collections.")] = None,
+    evidence_type: EvidenceTypes = None,
+    prefer_evidence: PreferEvidence = False,
     cache: Annotated[bool, typer.Option(help="Reuse an identical earlier answer.")] = True,
     after: Annotated[
         list[str] | None,
@@ -50,7 +63,10 @@ def ask(
         fail("--queries needs --out FILE")
     if question is not None:
         question = checked_question(settings_of(ctx), question)
-    filters = Filters(year_min=year_min, year_max=year_max, collections=tuple(collection or ()))
+    filters = Filters(
+        year_min=year_min, year_max=year_max, collections=tuple(collection or ()),
+        evidence_types=checked_evidence_types(evidence_type), prefer_evidence=prefer_evidence,
+    )  # fmt: skip
     if problem := filters.year_problem():
         fail(f"--year-min/--year-max: {problem}")
     with open_engine(settings_of(ctx)) as engine:
@@ -103,7 +119,8 @@ def _print_answer(answer: Answer) -> None:
     print()
     for n, passages in answer.sources():
         first = passages[0]
-        where = " — ".join(x for x in (first.title or first.doc_id, str(first.year or "")) if x)
+        kind = type_name(first.evidence_type) or ""
+        where = " — ".join(x for x in (first.title or first.doc_id, str(first.year or ""), kind) if x)
         out.print(f"\n[bold][{n}][/bold] {where}", highlight=False)
         for citation in passages:
             section = f"{citation.section}: " if citation.section else ""

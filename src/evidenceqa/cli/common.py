@@ -6,7 +6,7 @@ import errno
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from evidenceqa import evidence_types
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig
 from evidenceqa.config import Settings
 from evidenceqa.retrieval.question import QuestionError, clean_question
@@ -39,6 +40,22 @@ def checked_question(settings: Settings, question: str) -> str:
         return clean_question(question, settings.max_question_chars)
     except QuestionError as exc:
         fail(str(exc))
+
+
+EvidenceTypes = Annotated[
+    list[str] | None,
+    typer.Option("--evidence-type", help=f"Only these kinds of evidence: {', '.join(evidence_types.KEYS)}."),
+]
+PreferEvidence = Annotated[
+    bool, typer.Option(help="Rank stronger evidence (guidelines, systematic reviews, trials) higher.")
+]
+
+
+def checked_evidence_types(keys: list[str] | None) -> tuple[str, ...]:
+    """The --evidence-type values, or exit naming the one that is not a type."""
+    if problem := evidence_types.unknown_types(keys or ()):
+        fail(f"--evidence-type: {problem}")
+    return tuple(keys or ())
 
 
 def disk_full(exc: BaseException) -> str | None:

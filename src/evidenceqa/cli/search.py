@@ -13,9 +13,20 @@ from rich.table import Table
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.cli.app import app
-from evidenceqa.cli.common import checked_question, err, fail, out, progress_bar, settings_of
+from evidenceqa.cli.common import (
+    EvidenceTypes,
+    PreferEvidence,
+    checked_evidence_types,
+    checked_question,
+    err,
+    fail,
+    out,
+    progress_bar,
+    settings_of,
+)
 from evidenceqa.config import Settings
 from evidenceqa.embeddings import EmbeddingError
+from evidenceqa.evidence_types import type_name
 from evidenceqa.index.base import Filters
 from evidenceqa.retrieval.question import QuestionError
 from evidenceqa.retrieval.retriever import Retriever, SearchMode, SearchResponse
@@ -70,6 +81,8 @@ def search(
     year_max: Annotated[int | None, typer.Option(help="Only documents up to this year.")] = None,
     collection: Annotated[list[str] | None, typer.Option(help="Only these collections.")] = None,
     doc_type: Annotated[list[str] | None, typer.Option(help="Only these document types.")] = None,
+    evidence_type: EvidenceTypes = None,
+    prefer_evidence: PreferEvidence = False,
     topic: Annotated[list[str] | None, typer.Option(help="Only documents with any of these topics.")] = None,
     temporal: Annotated[bool, typer.Option(help="Read 'since 2020', 'recent'… as year filters.")] = True,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -87,7 +100,8 @@ def search(
         question = checked_question(settings_of(ctx), question)
     filters = Filters(
         year_min=year_min, year_max=year_max, collections=tuple(collection or ()),
-        doc_types=tuple(doc_type or ()), topics=tuple(topic or ()),
+        doc_types=tuple(doc_type or ()), evidence_types=checked_evidence_types(evidence_type),
+        topics=tuple(topic or ()), prefer_evidence=prefer_evidence,
     )  # fmt: skip
     if problem := filters.year_problem():
         fail(f"--year-min/--year-max: {problem}")
@@ -165,7 +179,10 @@ def _print_response(response: SearchResponse) -> None:
     out.print(" · ".join(notes), highlight=False)
     table = Table("#", "Score", "Year", "Document / section", "Passage", show_lines=True)
     for r in response.results:
-        where = f"{r.chunk.title or r.chunk.doc_id}\n{' > '.join(r.chunk.section_path)}"
+        kind = type_name(r.chunk.evidence_type)
+        where = f"{r.chunk.title or r.chunk.doc_id}\n{' > '.join(r.chunk.section_path)}" + (
+            f"\n{kind}" if kind else ""
+        )
         table.add_row(str(r.rank), f"{r.score:.4f}", str(r.chunk.year or ""), where, _short(r.chunk.body))
     out.print(table)
 

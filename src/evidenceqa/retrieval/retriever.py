@@ -21,6 +21,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
+from evidenceqa import evidence_types
 from evidenceqa.config import Settings
 from evidenceqa.documents import Chunk
 from evidenceqa.embeddings.base import Embedder
@@ -40,6 +41,10 @@ SearchMode = Literal["hybrid", "bm25", "dense"]
 LEARNED_FALLBACK_ALPHA = 0.3
 # How much a recency question lifts the newest candidate over the oldest (score × (1 + boost)).
 RECENCY_BOOST = 0.5
+# How much "prefer stronger evidence" lifts a guideline (score × 1.3); each weaker rank is lifted
+# less, a narrative review a sixth as much, and unranked types (patient information, other) not
+# at all. A preference, not a filter: a much better match of a weaker type still ranks first.
+EVIDENCE_BOOST = 0.3
 
 
 @dataclass
@@ -60,6 +65,7 @@ class SearchResult:
             "section": " > ".join(chunk.section_path),
             "hierarchy_level": chunk.hierarchy_level,
             "year": chunk.year,
+            "evidence_type": chunk.evidence_type,
             "text": chunk.body,
             "score": round(self.score, 6),
             "found_by": self.ranks,
@@ -160,6 +166,8 @@ class Retriever:
         hits = self._ranked(lists, mode, alpha)
         if parsed.recency:
             hits = _boost_recent(hits, self.catalogue)
+        if applied.prefer_evidence:
+            hits = _prefer_evidence(hits, self.catalogue)
         chunks: dict[str, Chunk] = {}
         if self.reranker is not None and mode == "hybrid":
             hits, chunks = self._reranked(self.reranker, parsed.text, hits)
@@ -185,8 +193,10 @@ class Retriever:
 
     def _lists(self, parsed: Temporal, terms: str, mode: SearchMode, filters: Filters,
                k: int, clock: _Clock) -> dict[str, list[Hit]]:  # fmt: skip
-        """Each retriever's candidates, best first: deep enough to fuse, or to re-rank by recency."""
-        depth = self.settings.fusion_depth if mode == "hybrid" or parsed.recency else k
+        """Each retriever's candidates, best first: deep enough to fuse, or to re-rank by recency or
+        evidence type."""
+        reordered = parsed.recency or filters.prefer_evidence
+        depth = self.settings.fusion_depth if mode == "hybrid" or reordered else k
         lists: dict[str, list[Hit]] = {}
         if mode in ("hybrid", "dense"):
             vector = self.embedder.embed_query(parsed.text)
@@ -270,10 +280,25 @@ def _boost_recent(hits: list[Hit], catalogue: Catalogue) -> list[Hit]:
     if len(set(known)) < 2:
         return hits
     oldest, newest = min(known), max(known)
+    lifts = {c: (y - oldest) / (newest - oldest) for c, y in years.items() if y is not None}
+    return _lifted(hits, lifts, RECENCY_BOOST)
+
+
+def _prefer_evidence(hits: list[Hit], catalogue: Catalogue) -> list[Hit]:
+    weakest = max(t.rank for t in evidence_types.TYPES)
+    ranks = {t.key: t.rank for t in evidence_types.TYPES}
+    lifts = {
+        chunk_id: (weakest + 1 - rank) / weakest
+        for chunk_id, kind in catalogue.chunk_evidence_types([hit.chunk_id for hit in hits]).items()
+        if (rank := ranks.get(kind or "", 0))
+    }
+    return _lifted(hits, lifts, EVIDENCE_BOOST)
+
+
+def _lifted(hits: list[Hit], lifts: dict[str, float], boost: float) -> list[Hit]:
+    """Each score × (1 + boost × its chunk's lift, 0–1), best first."""
     for hit in hits:
-        year = years.get(hit.chunk_id)
-        lift = (year - oldest) / (newest - oldest) if year is not None else 0.0
-        hit.score *= 1 + RECENCY_BOOST * lift
+        hit.score *= 1 + boost * lifts.get(hit.chunk_id, 0.0)
     return sorted(hits, key=lambda h: (-h.score, h.chunk_id))  # ties: the same order on every backend
 
 

@@ -14,11 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
+from evidenceqa import evidence_types
 from evidenceqa.documents import Document, http_url
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
@@ -27,7 +28,12 @@ from evidenceqa.store import Channel, LookupKind, User
 from evidenceqa.web.entitlements import Reader, held_filters
 from evidenceqa.web.guards import Guards, app_guards, check_rate
 from evidenceqa.web.records import answer_out, count_lookup, store_exchange
-from evidenceqa.web.schemas import AnswerOut, CollectionOut
+from evidenceqa.web.schemas import (
+    EVIDENCE_TYPE_NOTE,
+    PREFER_EVIDENCE_NOTE,
+    AnswerOut,
+    CollectionOut,
+)
 from evidenceqa.web.services import OnDelta, Services
 
 MAX_RESULTS = 50
@@ -43,6 +49,15 @@ class EvidenceFilters(BaseModel):
     doc_type: str | None = Field(
         None, min_length=1, max_length=200, description="Only this document type (e.g. journal-article)."
     )
+    evidence_type: str | None = Field(None, description=EVIDENCE_TYPE_NOTE)
+    prefer_evidence: bool = Field(False, description=PREFER_EVIDENCE_NOTE)
+
+    @field_validator("evidence_type")
+    @classmethod
+    def _known_type(cls, key: str | None) -> str | None:
+        if key is not None and (problem := evidence_types.unknown_types([key])):
+            raise ValueError(problem)
+        return key
 
     def to_filters(self) -> Filters:
         return Filters(
@@ -50,6 +65,8 @@ class EvidenceFilters(BaseModel):
             year_max=self.year_max,
             collections=(self.collection,) if self.collection else (),
             doc_types=(self.doc_type,) if self.doc_type else (),
+            evidence_types=(self.evidence_type,) if self.evidence_type else (),
+            prefer_evidence=self.prefer_evidence,
         )
 
 
@@ -61,6 +78,7 @@ class Attribution(BaseModel):
     authors: list[str]
     year: int | None
     journal: str | None
+    evidence_type: str | None = Field(description=EVIDENCE_TYPE_NOTE)
     doi: str | None
     url: str | None = Field(description="The document's http(s) address, when it has one.")
     license: str | None
@@ -118,6 +136,7 @@ def attribution(document: Document) -> dict[str, Any]:
         "authors": list(document.authors),
         "year": document.year,
         "journal": document.journal,
+        "evidence_type": document.evidence_type,
         "doi": document.doi,
         "url": http_url(document.url),
         "license": document.license,

@@ -20,6 +20,7 @@ from evidenceqa.answer.engine import Engine
 from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document, http_url
+from evidenceqa.evidence_types import type_name
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.records import Answer, Citation
@@ -97,6 +98,10 @@ class Library:
         """Per collection: the document types it holds, for the chat's filters."""
         return await self.run(self.engine.catalogue.doc_types)
 
+    async def evidence_types(self) -> dict[str, list[str]]:
+        """Per collection: the evidence types it holds, for the chat's filters."""
+        return await self.run(self.engine.catalogue.evidence_types)
+
     async def collections(self) -> list[str]:
         """The names of the library's collections."""
         return await self.run(lambda: [row[0] for row in self.engine.catalogue.summary()])
@@ -161,9 +166,11 @@ def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[
         document = documents.get(c.doc_id) or Document(doc_id=c.doc_id, title=c.title)
         doi = document.doi.strip() if document.doi and document.doi.strip() else None
         url = http_url(document.url) or (f"https://doi.org/{doi}" if doi else None)
+        kind = c.evidence_type or document.evidence_type  # an answer recorded before types existed
         shown.append(
-            CitationOut(**asdict(c), body=body, url=url, label=document.label(body or c.text),
+            CitationOut(**(asdict(c) | {"evidence_type": kind}), body=body, url=url, label=document.label(body or c.text),
                         journal=document.journal, doc_type=document.doc_type, doi=doi,
+                        evidence_name=type_name(kind),
                         reference=document.reference(body or c.text))
         )  # fmt: skip
     return shown

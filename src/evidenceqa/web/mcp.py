@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from evidenceqa import DISCLAIMER, __version__
+from evidenceqa import DISCLAIMER, __version__, evidence_types
 from evidenceqa.store import token_owner
 from evidenceqa.web.agent_access import (
     AgentAccess,
@@ -39,7 +39,7 @@ from evidenceqa.web.agent_access import (
     SearchEvidenceOut,
 )
 from evidenceqa.web.entitlements import Reader, reader_of
-from evidenceqa.web.schemas import AnswerOut
+from evidenceqa.web.schemas import EVIDENCE_TYPE_NOTE, PREFER_EVIDENCE_NOTE, AnswerOut
 
 T = TypeVar("T")
 AccessOf = Callable[[], AgentAccess]  # the library and guards of the process serving the call
@@ -72,6 +72,8 @@ Collection = Annotated[
 DocType = Annotated[
     str | None, Field(max_length=200, description="Only this document type, e.g. journal-article.")
 ]
+EvidenceType = Annotated[str | None, Field(max_length=40, description=EVIDENCE_TYPE_NOTE)]
+PreferEvidence = Annotated[bool, Field(description=PREFER_EVIDENCE_NOTE)]
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
@@ -115,13 +117,13 @@ def build_server(access_of: AccessOf, reader_of: ReaderOf) -> MCPServer:
         year_max: YearMax = None,
         collection: Collection = None,
         doc_type: DocType = None,
+        evidence_type: EvidenceType = None,
+        prefer_evidence: PreferEvidence = False,
     ) -> SearchEvidenceOut:
         """Ranked passages of the library for a question (hybrid keyword and semantic search), each
         with its document's title, authors, year, journal, DOI or address, licence and a ready
         reference (`cite`). Quote the passage text and cite it; never cite what no passage says."""
-        filters = EvidenceFilters(
-            year_min=year_min, year_max=year_max, collection=collection, doc_type=doc_type
-        )
+        filters = _filters(year_min, year_max, collection, doc_type, evidence_type, prefer_evidence)
         return await _tool(lambda: access_of().search(reader_of(ctx), question, k, filters))
 
     @server.tool(
@@ -134,14 +136,14 @@ def build_server(access_of: AccessOf, reader_of: ReaderOf) -> MCPServer:
         year_max: YearMax = None,
         collection: Collection = None,
         doc_type: DocType = None,
+        evidence_type: EvidenceType = None,
+        prefer_evidence: PreferEvidence = False,
         earlier_questions: Earlier = None,
     ) -> AnswerOut:
         """A checked answer drawn only from the library, the finding first, with numbered citations
         ([1], [2]…) to the exact supporting passages, or an abstention (`abstained`: true) when the
         library does not hold the answer. The answer is kept in the caller's conversations."""
-        filters = EvidenceFilters(
-            year_min=year_min, year_max=year_max, collection=collection, doc_type=doc_type
-        )
+        filters = _filters(year_min, year_max, collection, doc_type, evidence_type, prefer_evidence)
         earlier = earlier_questions or []
         return await _tool(
             lambda: access_of().answer(reader_of(ctx), question, filters, "mcp", earlier=earlier)
@@ -178,6 +180,17 @@ def build_server(access_of: AccessOf, reader_of: ReaderOf) -> MCPServer:
         return text
 
     return server
+
+
+def _filters(year_min: int | None, year_max: int | None, collection: str | None, doc_type: str | None,
+             evidence_type: str | None, prefer_evidence: bool) -> EvidenceFilters:  # fmt: skip
+    """The tool's filters, or a tool error naming an evidence type that is not one."""
+    if evidence_type is not None and (problem := evidence_types.unknown_types([evidence_type])):
+        raise ToolError(problem)
+    return EvidenceFilters(
+        year_min=year_min, year_max=year_max, collection=collection, doc_type=doc_type,
+        evidence_type=evidence_type, prefer_evidence=prefer_evidence,
+    )  # fmt: skip
 
 
 async def _tool(call: Callable[[], Awaitable[T]]) -> T:

@@ -6,7 +6,7 @@ OpenAI's (the `openai` SDK, Open WebUI, LibreChat…).
   The last user message is the question. The reply is the answer with its citations as numbered
   Markdown footnotes ([^1] … and a reference list), and the whole answer record in an extra
   `evidenceqa` field that OpenAI clients ignore. Optional `filters` (year_min, year_max,
-  collection, doc_type) come in the body (the SDK's `extra_body`).
+  collection, doc_type, evidence_type, prefer_evidence) come in the body (the SDK's `extra_body`).
 - Errors have OpenAI's shape, `{"error": {"message", "type", "param", "code"}}` (`error_response`).
 
 Authentication is an API token as the bearer key: what `OpenAI(api_key=…)` sends.

@@ -15,7 +15,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 from starlette.concurrency import run_in_threadpool
 
-from evidenceqa import DISCLAIMER
+from evidenceqa import DISCLAIMER, evidence_types
 from evidenceqa.documents import doc_type_name
 from evidenceqa.store import User, accounts, conversations, restricted_collections
 from evidenceqa.web.auth import (
@@ -233,8 +233,15 @@ async def _chat(
     held = {
         c: kinds for c, kinds in (await services.library.doc_types()).items() if reader.access.may_read(c)
     }
+    evidence = {
+        k
+        for c, kinds in (await services.library.evidence_types()).items()
+        if reader.access.may_read(c)
+        for k in kinds
+    }
     return render(request, "chat.html", identity, conversations=listed, current=current, matching=matching,
-                  collections=sorted(held), doc_types=sorted({k for kinds in held.values() for k in kinds}))  # fmt: skip
+                  collections=sorted(held), doc_types=sorted({k for kinds in held.values() for k in kinds}),
+                  evidence_types=[t for t in evidence_types.TYPES if t.key in evidence])  # fmt: skip
 
 
 @router.get("/admin", response_class=HTMLResponse)

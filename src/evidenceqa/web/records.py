@@ -8,6 +8,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa import DISCLAIMER
+from evidenceqa.evidence_types import type_name
 from evidenceqa.records import Answer, by_source_number
 from evidenceqa.retrieval.temporal import NOT_APPLIED
 from evidenceqa.store import (
@@ -79,9 +80,17 @@ def applied_limits(answer: Answer) -> list[AppliedLimit]:
             )
         )
     named: tuple[tuple[LimitKind, str], ...] = (
-        ("collections", "Collection"), ("doc_types", "Document type"), ("topics", "Topic"))  # fmt: skip
+        ("collections", "Collection"), ("doc_types", "Document type"), ("evidence_types", "Evidence"),
+        ("topics", "Topic"))  # fmt: skip
     for key, name in named:
-        limits.extend(AppliedLimit(label=f"{name}: {v}", limit=key, value=v) for v in applied.get(key) or ())
+        limits.extend(
+            AppliedLimit(
+                label=f"{name}: {type_name(v) or v if key == 'evidence_types' else v}", limit=key, value=v
+            )
+            for v in applied.get(key) or ()
+        )
+    if applied.get("prefer_evidence"):
+        limits.append(AppliedLimit(label="Stronger evidence ranked first", limit="prefer_evidence"))
     return limits
 
 

@@ -6,8 +6,9 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Path
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evidenceqa import evidence_types
 from evidenceqa.index.base import Filters
 from evidenceqa.store import RATINGS
 
@@ -53,6 +54,11 @@ class Body(BaseModel):
         return data
 
 
+EVIDENCE_TYPE_NOTE = f"The kind of evidence: {', '.join(evidence_types.KEYS)} (docs/evidence.md)."
+EVIDENCE_TYPES_NOTE = f"Only these kinds of evidence: {', '.join(evidence_types.KEYS)} (docs/evidence.md)."
+PREFER_EVIDENCE_NOTE = "Rank stronger evidence (guidelines, systematic reviews, trials) higher; not a filter."
+
+
 class FiltersIn(Body):
     """Limits on the evidence an answer may use; a year bound leaves out documents of unknown year."""
 
@@ -60,12 +66,24 @@ class FiltersIn(Body):
     year_max: int | None = Field(None, ge=1000, le=3000)
     collections: list[Name] = Field(default_factory=list, max_length=50)
     doc_types: list[Name] = Field(default_factory=list, max_length=50)
+    evidence_types: list[Name] = Field(
+        default_factory=list, max_length=len(evidence_types.KEYS), description=EVIDENCE_TYPES_NOTE
+    )
     topics: list[Name] = Field(default_factory=list, max_length=50)
+    prefer_evidence: bool = Field(False, description=PREFER_EVIDENCE_NOTE)
+
+    @field_validator("evidence_types")
+    @classmethod
+    def _known_types(cls, keys: list[str]) -> list[str]:
+        if problem := evidence_types.unknown_types(keys):
+            raise ValueError(problem)
+        return keys
 
     def to_filters(self) -> Filters:
         return Filters(
             year_min=self.year_min, year_max=self.year_max, collections=tuple(self.collections),
-            doc_types=tuple(self.doc_types), topics=tuple(self.topics),
+            doc_types=tuple(self.doc_types), evidence_types=tuple(self.evidence_types),
+            topics=tuple(self.topics), prefer_evidence=self.prefer_evidence,
         )  # fmt: skip
 
 
@@ -88,7 +106,7 @@ class AskIn(Body):
     )
 
 
-LimitKind = Literal["years", "collections", "doc_types", "topics"]
+LimitKind = Literal["years", "collections", "doc_types", "evidence_types", "topics", "prefer_evidence"]
 
 
 class AppliedLimit(BaseModel):
@@ -115,6 +133,12 @@ class CitationOut(BaseModel):
                        "PubMed abstract) its kind and topics or opening words, never its bare id.")  # fmt: skip
     journal: str | None = Field(None, description="The journal, guideline series or website.")
     doc_type: str | None = Field(None, description="The kind of document (journal-article, …).")
+    evidence_type: str | None = Field(
+        None,
+        description="The kind of evidence: guideline, systematic-review, rct, observational, "
+        "case-report, narrative-review, patient-information or other (docs/evidence.md).",
+    )
+    evidence_name: str | None = Field(None, description="The kind of evidence in words, as a card shows it.")
     doi: str | None = None
     reference: str = Field(description="The document as a reference (Vancouver order), for copying.")
 
@@ -162,6 +186,7 @@ class SearchResultOut(BaseModel):
     section: str
     hierarchy_level: str
     year: int | None
+    evidence_type: str | None = None
     text: str
     score: float
     found_by: dict[str, int] = Field(description="Retriever → the rank at which it found this chunk.")

@@ -93,6 +93,7 @@ function sourceCard(answerId, n, passages, near = false) {
   if (!near) summary.prepend(el("span", { class: "cite-n" }, `[${n}]`), " ");
   const meta = [first.journal, first.year, docTypeName(first.doc_type)].filter(Boolean).join(" · ");
   if (meta) summary.append(" ", el("span", { class: "cite-meta" }, meta));
+  if (first.evidence_name) summary.append(" ", el("span", { class: "evidence-type" }, first.evidence_name));
   const details = el("details", {}, summary);
   for (const cited of passages) {
     if (cited.section) details.append(el("p", { class: "cite-section" }, cited.section));
@@ -190,9 +191,11 @@ function filtersOf(form) {
   for (const name of ["year_min", "year_max"]) {
     if (form.elements[name].value) filters[name] = Number(form.elements[name].value);
   }
-  for (const [name, field] of [["collections", "collection"], ["doc_types", "doc_type"]]) {
+  for (const [name, field] of [["collections", "collection"], ["doc_types", "doc_type"],
+                               ["evidence_types", "evidence_type"]]) {
     if (form.elements[field]?.value) filters[name] = [form.elements[field].value];
   }
+  if (form.elements.prefer_evidence?.checked) filters.prefer_evidence = true;
   return Object.keys(filters).length ? filters : null;
 }
 
@@ -200,12 +203,15 @@ function filtersOf(form) {
 // request may set (a reader's access is the server's to apply, not a filter to send).
 function filtersWithout(applied, limit, value) {
   const filters = {};
-  for (const name of ["year_min", "year_max", "collections", "doc_types", "topics"]) {
+  for (const name of ["year_min", "year_max", "collections", "doc_types", "evidence_types", "topics",
+                      "prefer_evidence"]) {
     if (applied[name] !== undefined) filters[name] = applied[name];
   }
   if (limit === "years") {
     delete filters.year_min;
     delete filters.year_max;
+  } else if (limit === "prefer_evidence") {
+    delete filters.prefer_evidence;
   } else if (Array.isArray(filters[limit])) {
     filters[limit] = filters[limit].filter((item) => item !== value);
   }
