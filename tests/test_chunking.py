@@ -208,3 +208,36 @@ def test_default_strategy_on_real_articles(library_dir: Path):
     assert rows["section"].loss.context_loss == 0.0
     assert rows["fixed-size"].loss.context_loss > rows["hierarchical-paragraphs"].loss.context_loss
     assert rows["hierarchical-paragraphs"].loss.mid_sentence < 0.01
+
+
+def _table(rows: int) -> Paragraph:
+    lines = ["Table 1. Antiemetic doses.", "| Drug | Dose | Timing |", "| --- | --- | --- |"]
+    lines += [f"| Drug {i} | {i} mg | at the end of surgery |" for i in range(rows)]
+    return Paragraph("\n".join([*lines, "Note: doses for adults."]), kind="table")
+
+
+def test_a_table_is_a_chunk_of_its_own_in_its_section():
+    doc = Document(
+        doc_id="t",
+        title="PONV",
+        sections=[Section("Results", [Paragraph("Nausea was common."), _table(3), Paragraph("It fell.")])],
+    )
+    chunks = [c for c in chunk_document(doc, ChunkingConfig()) if c.hierarchy_level != "document"]
+    assert [c.body for c in chunks] == ["Nausea was common.", _table(3).text, "It fell."]
+    assert all(c.section_path == ["Results"] for c in chunks)
+
+
+def test_a_long_table_is_cut_between_rows_and_each_part_names_its_columns():
+    doc = Document(doc_id="t", title="PONV", sections=[Section("Results", [_table(60)])])
+    parts = [
+        c.body for c in chunk_document(doc, ChunkingConfig(max_words=120)) if c.hierarchy_level != "document"
+    ]
+    assert len(parts) > 2
+    for part in parts:
+        assert part.startswith(
+            "Table 1. Antiemetic doses.\n| Drug | Dose | Timing |\n| --- | --- | --- |\n| Drug "
+        )
+        assert len(part.split()) <= 120 or part.endswith("Note: doses for adults.")
+    rows = [line for part in parts for line in part.split("\n") if line.endswith("surgery |")]
+    assert rows == [f"| Drug {i} | {i} mg | at the end of surgery |" for i in range(60)]  # each row once
+    assert parts[-1].endswith("Note: doses for adults.") and not parts[0].endswith("adults.")

@@ -6,7 +6,8 @@
 - hierarchical: a document overview chunk plus one chunk per section.
 - hierarchical-paragraphs (default): the overview plus section content packed at paragraph
   boundaries up to the embedder's size; only a paragraph too long for the embedder is split, and
-  then at sentence boundaries.
+  then at sentence boundaries. A table is a chunk of its own, in its section; a long one is cut
+  between rows, each part with the caption and the header row.
 
 Every content chunk's `text` carries the document title and section path, so it can be understood
 (and embedded) on its own; `body` holds the source text alone, for display and citation.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 from evidenceqa.documents import Chunk, Document, HierarchyLevel, Paragraph, normalize_space, sha256_text
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from evidenceqa.config import Settings
 
 # Bump when the cutting rules change, so re-ingest re-chunks documents made under the old rules.
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2
 # An overview of a document without an abstract shows its first paragraphs, up to this many words.
 _LEAD_WORDS = 300
 _BULLET = re.compile(r"\s(?=[-•]\s)")
@@ -142,11 +144,19 @@ def hierarchical(doc: Document, config: ChunkingConfig) -> list[_Piece]:
 def hierarchical_paragraphs(doc: Document, config: ChunkingConfig) -> list[_Piece]:
     pieces = [overview(doc, config)]
     for path, paragraphs in _sections(doc):
-        if _words(paragraphs) <= config.max_words:
+        has_table = any(p.kind == "table" for p in paragraphs)
+        if _words(paragraphs) <= config.max_words and not has_table:
             pieces.append(_Piece(path, _join(paragraphs), "section", paragraphs[0].page))
             continue
-        for group in pack_paragraphs(paragraphs, config.max_words):
-            pieces.append(_Piece(path, _join(group), "paragraph", group[0].page))
+        for is_table, run in groupby(paragraphs, key=lambda p: p.kind == "table"):
+            items = list(run)
+            groups = (
+                [[part] for p in items for part in _fit(p, config.max_words)]
+                if is_table
+                else pack_paragraphs(items, config.max_words)
+            )
+            for group in groups:
+                pieces.append(_Piece(path, _join(group), "paragraph", group[0].page))
     return pieces
 
 
@@ -174,6 +184,8 @@ def pack_paragraphs(paragraphs: list[Paragraph], max_words: int) -> list[list[Pa
 def _fit(paragraph: Paragraph, max_words: int) -> list[Paragraph]:
     if len(paragraph.text.split()) <= max_words:
         return [paragraph]
+    if paragraph.kind == "table":
+        return _table_parts(paragraph, max_words)
     parts: list[str] = []
     current: list[str] = []
     size = 0
@@ -188,6 +200,25 @@ def _fit(paragraph: Paragraph, max_words: int) -> list[Paragraph]:
     if current:
         parts.append(" ".join(current))
     return [Paragraph(text=part, page=paragraph.page, kind=paragraph.kind) for part in parts]
+
+
+def _table_parts(table: Paragraph, max_words: int) -> list[Paragraph]:
+    """A long table cut between rows; each part keeps the caption and the header row (and the
+    last, the footnotes), so that every part names its columns."""
+    lines = table.text.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith("|")]
+    if len(starts) < 3:  # no rows below a header and its alignment row: cut as text
+        return _fit(Paragraph(table.text, table.page), max_words)
+    head, rows = lines[: starts[1] + 1], lines[starts[1] + 1 : starts[-1] + 1]
+    notes = lines[starts[-1] + 1 :]
+    budget = max(max_words - len(" ".join(head).split()), 1)
+    groups: list[list[str]] = [[]]
+    for row in rows:
+        if groups[-1] and len(" ".join(groups[-1] + [row]).split()) > budget:
+            groups.append([])
+        groups[-1].append(row)
+    groups[-1].extend(notes)
+    return [Paragraph("\n".join(head + group), page=table.page, kind="table") for group in groups]
 
 
 def _split_words(sentence: str, max_words: int) -> list[str]:

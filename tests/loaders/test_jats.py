@@ -217,13 +217,13 @@ def test_prisma_box_and_captions(jats_dir: Path) -> None:
         "Conduct and Reporting Research Are Distinct Concepts",
     ]
     captions = [p.text for p in doc.paragraphs() if p.kind == "caption"]
-    assert (
-        "Table 1. Checklist of items to include when reporting a systematic review or meta-analysis."
-        in captions
+    tables = [p.text for p in doc.paragraphs() if p.kind == "table"]
+    assert tables[0].startswith(
+        "Table 1. Checklist of items to include when reporting a systematic review or meta-analysis.\n"
+        "| Section/Topic |"  # the caption, then the header row: the cells are text now
     )
-    assert any(c.startswith("Table 2. Substantive specific changes") for c in captions)
-    assert "Figure 1. Flow of information through the different phases of a systematic review." in captions
-    assert "Section/Topic" not in all_text(doc)  # a table header cell: tables give captions only
+    assert any(t.startswith("Table 2. Substantive specific changes") for t in tables)
+    assert captions == ["Figure 1. Flow of information through the different phases of a systematic review."]
     assert doc.authors[0] == "Moher, David"
     assert doc.date == "2009-07-21"
     assert doc.doc_type == "discussion"
@@ -357,7 +357,7 @@ def test_structure_of_a_synthetic_article(tmp_path: Path) -> None:
                 ("text", "Patients were enrolled."),
                 ("list", "adults"),
                 ("list", "consenting"),
-                ("caption", "Table 1. Baseline. Means."),
+                ("table", "Table 1. Baseline. Means.\n|  |\n| --- |\n| CELL |"),
                 ("text", "Quoted guidance."),
             ],
         ),
@@ -365,7 +365,7 @@ def test_structure_of_a_synthetic_article(tmp_path: Path) -> None:
         ("Key points", "box", [("text", "Keep wounds dry.")]),
     ]
     text = all_text(doc)
-    assert "CELL" not in text and "FOOTNOTE" not in text and "(PDF)" not in text and "None." not in text
+    assert "FOOTNOTE" not in text and "(PDF)" not in text and "None." not in text
 
 
 @pytest.mark.parametrize("expected", ARTICLES, ids=lambda e: Path(e.path).stem)

@@ -42,3 +42,10 @@ def test_list_items_after_a_full_stop_are_boundaries_but_not_after_the_colon():
         "- Constipation",
     ]
     assert split_sentences("Dose was 5 - 10 mg. Then stop.") == ["Dose was 5 - 10 mg.", "Then stop."]
+
+
+def test_each_table_row_is_a_sentence_and_the_alignment_row_none():
+    text = "Table 1. Doses.\n| Drug | Dose |\n| --- | ---: |\n| Ondansetron | 4 mg |\nNote: adults. Or not."
+    assert split_sentences(text) == [
+        "Table 1.", "Doses.", "| Drug | Dose |", "| Ondansetron | 4 mg |", "Note: adults.", "Or not."
+    ]  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+from evidenceqa.web.library import cited_table
 from evidenceqa.web.pages import cite_parts, highlight, templates
 from evidenceqa.web.schemas import CitationOut
 
@@ -48,3 +49,24 @@ def test_a_source_card_holds_every_cited_passage_of_its_document() -> None:
     assert "Journal abstract on Apoptosis" in first and "pubmed-1" not in first
     assert first.count("<blockquote") == 2 and "Background" in first and "Results" in first
     assert "<mark>Mitochondria move.</mark>" in first
+
+
+def test_a_cited_table_is_drawn_as_rows_and_columns_with_the_quoted_row_marked() -> None:
+    body = "Table 2. Antiemetic doses.\n| Drug | Dose |\n| --- | --- |\n| Ondansetron | 4 mg |\n| Droperidol | 1 mg |"
+    table = cited_table(body, "| Droperidol | 1 mg |")
+    assert table is not None and table.cited == [1] and table.header == ["Drug", "Dose"]
+    assert cited_table("Plain text.", "Plain text.") is None
+    citation = CitationOut(n=1, doc_id="d", chunk_id="d#2", title="PONV", year=2020, section="Results",
+                           text="| Droperidol | 1 mg |", body=body, url=None, label="PONV", reference="PONV. 2020.",
+                           table=table)  # fmt: skip
+    answer = SimpleNamespace(
+        answer_id=3, question="Droperidol dose?", filters={}, abstained=False, searched_for=None, applied_filters=[],
+        unsupported_sentences=[], answer="Droperidol 1 mg [1].", nearest=[], rating=None, feedback_comment=None,
+        citations=[citation],
+    )  # fmt: skip
+    html = str(templates.env.get_template("_answer.html").module.answer_block(answer))  # type: ignore[attr-defined]
+    assert (
+        '<th scope="col">Drug</th>' in html and "<figcaption>Table 2. Antiemetic doses.</figcaption>" in html
+    )
+    assert '<tr class="cited"><td><mark>Droperidol</mark></td><td><mark>1 mg</mark></td></tr>' in html
+    assert "<tr><td>Ondansetron</td><td>4 mg</td></tr>" in html and "<blockquote" not in html

@@ -20,6 +20,7 @@ from evidenceqa.loaders.jats import (
     add_other,
     add_paragraph,
     caption_paragraph,
+    cell_text,
     flatten,
     iso_date,
     local,
@@ -29,6 +30,7 @@ from evidenceqa.loaders.jats import (
     top_sections,
     unique,
 )
+from evidenceqa.loaders.tables import table_paragraph
 
 _SKIP = frozenset({"st", "title", "graphic", "refgrp", "bm"})
 _BLOCKS = frozenset({"table", "fig", "list", "suppl"})
@@ -130,7 +132,11 @@ def _add(section: Section, el: Element) -> None:
         add_paragraph(section, el, _TAGS, _add)
     elif name in ("table", "fig"):
         label = flatten(el.find("title")) or ("Figure" if name == "fig" else "Table")
-        if caption := caption_paragraph(label, [flatten(el.find("caption")), flatten(el.find("text"))]):
-            section.paragraphs.append(caption)
+        caption = caption_paragraph(label, [flatten(el.find("caption")), flatten(el.find("text"))])
+        table = (
+            table_paragraph(el, cell_text, caption.text if caption else label) if name == "table" else None
+        )
+        if found := table or caption:
+            section.paragraphs.append(found)
     else:
         add_other(section, el, _TAGS, _add)

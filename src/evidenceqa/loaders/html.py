@@ -21,6 +21,7 @@ from evidenceqa.documents import Document, Paragraph, Section, normalize_space, 
 from evidenceqa.loaders import limits
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
+from evidenceqa.loaders.tables import is_data, table_paragraph
 
 NO_TEXT = "no readable text in the HTML page"
 _MIN_WORDS = 20  # below this a page is a login wall, redirect stub or empty shell
@@ -276,6 +277,8 @@ def _block(el: lxml.html.HtmlElement, abstract: bool = False) -> Iterator[_Headi
         text = normalize_space(el.text_content())
         if text:
             yield Paragraph(text, kind=_paragraph_kind(el))
+    elif tag == "table" and is_data(el) and (table := _table(el)):
+        yield table
     elif tag == "tr" and not el.xpath(".//p | .//div | .//ul | .//ol | .//table"):
         yield from _row(el)
     elif tag != "h1" and not abstract and "abstract" in _words(el):
@@ -297,6 +300,15 @@ def _children(el: lxml.html.HtmlElement, abstract: bool) -> Iterator[_Heading | 
             run = []
         run.append(child.tail or "")
     yield from _loose_text(run)
+
+
+def _table(table: lxml.html.HtmlElement) -> Paragraph | None:
+    """A data table with its <caption>; a table laid out with nested blocks stays as its rows."""
+    if table.xpath(".//td//table | .//td//p | .//td//div | .//td//ul"):
+        return None
+    caption = table.find("caption")
+    label = normalize_space(caption.text_content()) if caption is not None else None
+    return table_paragraph(table, lambda cell: cell.text_content(), label or None)
 
 
 def _row(tr: lxml.html.HtmlElement) -> Iterator[Paragraph]:

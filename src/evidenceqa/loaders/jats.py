@@ -21,6 +21,7 @@ from evidenceqa.documents import Document, Paragraph, Section, normalize_space, 
 from evidenceqa.loaders import limits
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
+from evidenceqa.loaders.tables import table_paragraph
 
 Element: TypeAlias = etree._Element
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
@@ -382,6 +383,8 @@ def _add(section: Section, el: Element) -> None:
     elif name == "list":
         items = (flatten(item) for item in el.iterchildren("{*}list-item"))
         section.paragraphs.extend(Paragraph(text, kind="list") for text in items if text)
+    elif name == "table-wrap" and (table := _table(el)):
+        section.paragraphs.append(table)
     elif name in ("fig", "table-wrap"):
         if caption := _caption(el, "Figure" if name == "fig" else "Table"):
             section.paragraphs.append(caption)
@@ -398,6 +401,23 @@ def _box(el: Element) -> Section:
         box.heading, box.paragraphs, box.sections = inner.heading, inner.paragraphs, inner.sections
     box.heading = box.heading or "Box"
     return box
+
+
+def _table(el: Element) -> Paragraph | None:
+    """A table-wrap's table, captioned and with its footnotes; None for one given only as an image."""
+    table = el.find(".//{*}table")
+    if table is None:
+        return None
+    caption = _caption(el, "Table")
+    foot = el.find("{*}table-wrap-foot")
+    notes = [flatten(p) for p in foot.iter("{*}p")] if foot is not None else []
+    label = caption.text if caption else flatten(el.find("{*}label")) or None
+    return table_paragraph(table, cell_text, label, notes)
+
+
+def cell_text(cell: Element) -> str:
+    """A table cell's text, without its footnote markers ("39.1" not "39.1c")."""
+    return flatten(cell, frozenset({"xref"}))
 
 
 def _caption(el: Element, default_label: str) -> Paragraph | None:

@@ -19,10 +19,27 @@ _ABBREVIATIONS = frozenset(
 # one: the list belongs with its introduction.
 _CANDIDATE = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9]|[-•]\s)")
 _TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
+# A row of a Markdown table (how loaders.tables writes a table), and the row that only aligns it.
+_TABLE_ROW = re.compile(r"^\|.*\|$")
+_ALIGNMENT_ROW = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+$")
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of `text`, each stripped; joining them with spaces restores the words."""
+    """The sentences of `text`, each stripped; joining them with spaces restores the words. Each
+    row of a Markdown table is a sentence of its own (the row of dashes that aligns it is none)."""
+    if text.startswith("|") or "\n|" in text:
+        sentences: list[str] = []
+        for line in text.split("\n"):
+            row = line.strip()
+            if not _TABLE_ROW.match(row):
+                sentences.extend(_prose_sentences(line))
+            elif not _ALIGNMENT_ROW.match(row):
+                sentences.append(row)
+        return sentences
+    return _prose_sentences(text)
+
+
+def _prose_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     start = 0
     for match in _CANDIDATE.finditer(text):

@@ -23,9 +23,10 @@ from evidenceqa.documents import Document, http_url
 from evidenceqa.evidence_types import type_name
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.loaders.tables import parse_table
 from evidenceqa.records import Answer, Citation
 from evidenceqa.retrieval.retriever import Retriever, SearchResponse
-from evidenceqa.web.schemas import AdminStatusOut, CitationOut, CollectionOut
+from evidenceqa.web.schemas import AdminStatusOut, CitationOut, CollectionOut, TableOut
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -154,6 +155,17 @@ class Library:
         self.executor.shutdown()
 
 
+def cited_table(body: str | None, text: str) -> TableOut | None:
+    """The cited chunk as a table with the quoted rows marked, when it is a table."""
+    table = parse_table(body or "")
+    if table is None:
+        return None
+    cited = [i for i, line in enumerate(table.lines) if line in text]
+    return TableOut(
+        caption=table.before, header=table.header, rows=table.rows, cited=cited, notes=table.after
+    )
+
+
 def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[CitationOut]:
     """Each citation with the chunk it quotes (for highlighting in context), and what a source card
     shows of its document: a label, venue, kind, DOI and link."""
@@ -170,7 +182,7 @@ def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[
         shown.append(
             CitationOut(**(asdict(c) | {"evidence_type": kind}), body=body, url=url, label=document.label(body or c.text),
                         journal=document.journal, doc_type=document.doc_type, doi=doi,
-                        evidence_name=type_name(kind),
+                        evidence_name=type_name(kind), table=cited_table(body, c.text),
                         reference=document.reference(body or c.text))
         )  # fmt: skip
     return shown

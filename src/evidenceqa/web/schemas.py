@@ -119,6 +119,16 @@ class AppliedLimit(BaseModel):
     value: str | None = None  # the collection, document type or topic it names
 
 
+class TableOut(BaseModel):
+    """A cited table, to draw as rows and columns: the rows the citation quotes are `cited`."""
+
+    caption: list[str] = Field(description="The lines before the table: its label and caption.")
+    header: list[str]
+    rows: list[list[str]]
+    cited: list[int] = Field(description="Indices into `rows` of the rows the supporting text quotes.")
+    notes: list[str] = Field(description="The lines after the table: its footnotes.")
+
+
 class CitationOut(BaseModel):
     n: int
     doc_id: str
@@ -139,6 +149,7 @@ class CitationOut(BaseModel):
         "case-report, narrative-review, patient-information or other (docs/evidence.md).",
     )
     evidence_name: str | None = Field(None, description="The kind of evidence in words, as a card shows it.")
+    table: TableOut | None = Field(None, description="The cited passage as a table, when it is one.")
     doi: str | None = None
     reference: str = Field(description="The document as a reference (Vancouver order), for copying.")
 

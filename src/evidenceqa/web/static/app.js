@@ -79,6 +79,22 @@ function passage(body, text) {
   return quote;
 }
 
+// A cited table as rows and columns, the rows the citation quotes marked: as templates/_answer.html.
+function tablePassage(table) {
+  const figure = el("figure", { class: "passage table-passage" });
+  if (table.caption.length) figure.append(el("figcaption", {}, table.caption.join(" ")));
+  const head = el("tr", {}, ...table.header.map((cell) => el("th", { scope: "col" }, cell)));
+  const body = el("tbody", {});
+  table.rows.forEach((row, i) => {
+    const cited = table.cited.includes(i);
+    body.append(el("tr", cited ? { class: "cited" } : {},
+                   ...row.map((cell) => el("td", {}, cited ? el("mark", {}, cell) : cell))));
+  });
+  figure.append(el("table", {}, el("thead", {}, head), body));
+  for (const note of table.notes) figure.append(el("p", { class: "table-note" }, note));
+  return figure;
+}
+
 // A document type in words, as documents.doc_type_name gives it: none for the default type.
 function docTypeName(docType) {
   const words = (docType ?? "").replaceAll(/[-_]/g, " ").trim();
@@ -97,7 +113,7 @@ function sourceCard(answerId, n, passages, near = false) {
   const details = el("details", {}, summary);
   for (const cited of passages) {
     if (cited.section) details.append(el("p", { class: "cite-section" }, cited.section));
-    details.append(passage(cited.body, cited.text));
+    details.append(cited.table ? tablePassage(cited.table) : passage(cited.body, cited.text));
   }
   if (first.url && /^https?:\/\//i.test(first.url)) {
     const link = el("a", { href: first.url, rel: "noopener noreferrer", target: "_blank" },
