@@ -6,14 +6,15 @@ import itertools
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence
 from evidenceqa.answer.citations import split_answer
-from evidenceqa.answer.extractive import ExtractiveGenerator, _by_source, _candidates, sentence_score
-from evidenceqa.answer.findings import direction_of
+from evidenceqa.answer.extractive import ExtractiveGenerator, _by_source, _candidates, _sides, sentence_score
+from evidenceqa.answer.findings import direction_of, is_summary, verdict
 from evidenceqa.embeddings import CachedEmbedder
 from tests.answer.evidence import CHUNKS, chunk, extractive_generator, numbered
 
@@ -288,3 +289,32 @@ def test_the_sources_own_reference_numbers_never_look_like_our_citations(generat
     assert not draft.abstained
     assert re.findall(r"\[(\d+)\]", draft.text) == ["1"] * len(draft.sentences)
     assert "The incubation period of COVID-19 was estimated at five days in early case series." in draft.text
+
+
+def test_mixed_evidence_names_each_side_with_its_kind_and_year():
+    trial = replace(
+        chunk("trial#1", "Shaving increased infection.", "Shaving", 2019, ["Results"]), evidence_type="rct"
+    )
+    cohort = replace(
+        chunk("cohort#1", "Rates did not differ.", "Hair removal", 2015, ["Results"]),
+        evidence_type="observational",
+    )
+    unlabelled = chunk("old#1", "Shaving raised infection.", "Razors", 1998, ["Results"])
+    later = replace(cohort, chunk_id="cohort-2#1", year=2021)
+    evidence = [
+        Evidence(1, trial, 0.9),
+        Evidence(2, cohort, 0.85),
+        Evidence(3, unlabelled, 0.8),
+        Evidence(4, later, 0.7),
+    ]
+    votes = [("Shaving increased infection.", 1), ("Rates did not differ.", 2), ("Shaving raised infection.", 3),
+             ("Rates did not differ.", 4)]  # fmt: skip
+    found = verdict(votes)
+    assert (found.direction, found.sides) == ("mixed", {"yes": [1, 3], "no": [2, 4]})
+    assert [(s.text, s.citations) for s in _sides(found, evidence)] == [
+        ("Saying yes: Randomised controlled trial, 2019; Source, 1998.", [1, 3]),
+        ("Saying no: Cohort, case-control or other non-randomised study, 2015; "
+         "Cohort, case-control or other non-randomised study, 2021.", [2, 4]),
+    ]  # fmt: skip
+    assert all(is_summary(s.text) for s in _sides(found, evidence))
+    assert _sides(verdict([("Shaving increased infection.", 1)]), evidence) == []  # one side: no sides

@@ -18,9 +18,16 @@ import numpy as np
 
 from evidenceqa.answer.base import Draft, Evidence, abstention
 from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf
-from evidenceqa.answer.findings import asks_yes_or_no, finding_weight, verdict, vote_weight
+from evidenceqa.answer.findings import (
+    Verdict,
+    asks_yes_or_no,
+    finding_weight,
+    verdict,
+    vote_weight,
+)
 from evidenceqa.config import Settings
 from evidenceqa.embeddings.base import Embedder
+from evidenceqa.evidence_types import type_name
 from evidenceqa.records import Sentence
 from evidenceqa.text.sentences import ends_sentence
 from evidenceqa.text.tokens import terms
@@ -106,6 +113,28 @@ def sentence_score(
             + POSITION_WEIGHT * position + FINDING_WEIGHT * finding)  # fmt: skip
 
 
+def _sides(found: Verdict, evidence: Sequence[Evidence]) -> list[Sentence]:
+    """When the evidence is mixed, one line per side naming its sources' kind and year, so that a
+    reader can weigh a trial against a case report ("Saying no: Randomised controlled trial, 2019.")."""
+    if found.direction != "mixed":
+        return []
+    chunks = {item.n: item.chunk for item in evidence}
+
+    def source(n: int) -> str:
+        chunk = chunks[n]
+        return ", ".join(p for p in (type_name(chunk.evidence_type) or "Source", str(chunk.year or "")) if p)
+
+    return [
+        Sentence(
+            f"Saying {side}: {'; '.join(source(n) for n in found.sides[side])}.",
+            found.sides[side],
+            supported=True,
+        )
+        for side in ("yes", "no")
+        if found.sides.get(side)
+    ]
+
+
 class ExtractiveGenerator:
     """Answers with verbatim sentences of the evidence, at most `max_sentences` and about `max_words`."""
 
@@ -129,7 +158,10 @@ class ExtractiveGenerator:
                 # Derived by rule from the findings it cites, which follow it verbatim.
                 findings = [c for c in chosen if c.finding > 0]
                 found = verdict([(c.text, c.n) for c in findings], [c.vote for c in findings])
-                sentences.insert(0, Sentence(found.line(), found.citations, supported=True))
+                sentences[:0] = [
+                    Sentence(found.line(), found.citations, supported=True),
+                    *_sides(found, evidence),
+                ]
             text = " ".join(f"{s.text} {''.join(f'[{n}]' for n in s.citations)}".strip() for s in sentences)
             draft = Draft(text, sentences, abstained=False, model=self.name)
         if on_delta:

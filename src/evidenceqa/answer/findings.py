@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _RESULT = re.compile(
     r"\b(?:was|were|is|are)\s+(?:significantly\s+|independently\s+|strongly\s+)?(?:associated|correlated|linked)"
@@ -138,10 +138,26 @@ def direction_of(line: str) -> str | None:
     return next((d for d, text in _LINES.items() if line.strip() == text), None)
 
 
+# After "is mixed", one line per side names the kind and year of its sources.
+_SIDE_OPENINGS = {"yes": "Saying yes: ", "no": "Saying no: "}
+
+
+def side_line(side: str, sources: Sequence[str]) -> str:
+    return f"{_SIDE_OPENINGS[side]}{'; '.join(sources)}."
+
+
+def is_summary(line: str) -> bool:
+    """Whether a sentence is the answer's own summary (the yes/no line, a side of a mixed one),
+    not a sentence quoted from the evidence."""
+    return direction_of(line) is not None or line.strip().startswith(tuple(_SIDE_OPENINGS.values()))
+
+
 @dataclass(frozen=True)
 class Verdict:
     direction: str  # one of DIRECTIONS
     citations: list[int]  # the evidence numbers of the sentences that say so
+    # Per side ("yes", "no"): the evidence numbers of the findings that take it; both, when mixed.
+    sides: dict[str, list[int]] = field(default_factory=dict)
 
     def line(self) -> str:
         """The first line of an answer (its citations are shown after it, as a sentence's are)."""
@@ -164,4 +180,5 @@ def verdict(sentences: Sequence[tuple[str, int]], weights: Sequence[float] | Non
     else:
         direction = "mixed"
     cited = [n for side, n, _ in votes if direction == "mixed" or side == direction]
-    return Verdict(direction, list(dict.fromkeys(cited)))
+    sides = {side: list(dict.fromkeys(n for s, n, _ in votes if s == side)) for side in ("yes", "no")}
+    return Verdict(direction, list(dict.fromkeys(cited)), {k: v for k, v in sides.items() if v})

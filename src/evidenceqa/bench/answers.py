@@ -19,7 +19,7 @@ from typing import Any
 
 from evidenceqa.answer.abstain import Abstainer, Judgement, features
 from evidenceqa.answer.calibration import Sample, auc, states_answer
-from evidenceqa.answer.findings import direction_of
+from evidenceqa.answer.findings import direction_of, is_summary
 from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.bench.retrieval import Question, question_filters
 from evidenceqa.records import Answer
@@ -210,7 +210,7 @@ def score_sources(question: Question, answer: Answer) -> SourceScore:
     """Only the sentences that quote evidence count (not the rule-made yes/no line); a sentence is
     from gold when a number it cites is a chunk of a gold document."""
     doc_of = {c.n: c.doc_id for c in answer.citations}
-    quoted = [s for s in answer.sentences if direction_of(s.text) is None]
+    quoted = [s for s in answer.sentences if not is_summary(s.text)]
     gold = [any(doc_of.get(n) in question.gold_doc_ids for n in s.citations) for s in quoted]
     direction = next((d for s in answer.sentences if (d := direction_of(s.text))), None)
     return SourceScore(len(quoted), sum(gold), bool(gold and gold[0]), direction)
