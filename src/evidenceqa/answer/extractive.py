@@ -22,6 +22,7 @@ from evidenceqa.answer.findings import (
     Verdict,
     asks_yes_or_no,
     finding_weight,
+    side_line,
     verdict,
     vote_weight,
 )
@@ -115,7 +116,7 @@ def sentence_score(
 
 def _sides(found: Verdict, evidence: Sequence[Evidence]) -> list[Sentence]:
     """When the evidence is mixed, one line per side naming its sources' kind and year, so that a
-    reader can weigh a trial against a case report ("Saying no: Randomised controlled trial, 2019.")."""
+    reader can weigh a trial against a case report ("Saying yes: Randomised controlled trial, 2019.")."""
     if found.direction != "mixed":
         return []
     chunks = {item.n: item.chunk for item in evidence}
@@ -125,11 +126,7 @@ def _sides(found: Verdict, evidence: Sequence[Evidence]) -> list[Sentence]:
         return ", ".join(p for p in (type_name(chunk.evidence_type) or "Source", str(chunk.year or "")) if p)
 
     return [
-        Sentence(
-            f"Saying {side}: {'; '.join(source(n) for n in found.sides[side])}.",
-            found.sides[side],
-            supported=True,
-        )
+        Sentence(side_line(side, [source(n) for n in found.sides[side]]), found.sides[side], supported=True)
         for side in ("yes", "no")
         if found.sides.get(side)
     ]
