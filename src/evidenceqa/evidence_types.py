@@ -326,9 +326,9 @@ def classify(doc: Document) -> Classification:
     return min(found, key=lambda c: _PRECEDENCE.index(c.key))
 
 
-# Designs in the order a document naming two is filed under: a trial's abstract may call it
-# prospective, a case series retrospective, a review cite cohorts.
-_PRECEDENCE = ("guideline", "systematic-review", "rct", "case-report", "narrative-review", "observational")
+# Designs in the order a document naming two is filed under, the text rules' order: a trial's
+# abstract may call it prospective, a case series retrospective, a review cite cohorts.
+_PRECEDENCE = tuple(key for key, _ in _TEXT_RULES)
 
 
 def _first_rule(rules: tuple[tuple[str, re.Pattern[str]], ...], text: str) -> Classification | None:

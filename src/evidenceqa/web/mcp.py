@@ -22,14 +22,14 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 from mcp_types.jsonrpc import INVALID_PARAMS
-from pydantic import Field
+from pydantic import Field, ValidationError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from evidenceqa import DISCLAIMER, __version__, evidence_types
+from evidenceqa import DISCLAIMER, __version__
 from evidenceqa.store import token_owner
 from evidenceqa.web.agent_access import (
     AgentAccess,
@@ -184,13 +184,16 @@ def build_server(access_of: AccessOf, reader_of: ReaderOf) -> MCPServer:
 
 def _filters(year_min: int | None, year_max: int | None, collection: str | None, doc_type: str | None,
              evidence_type: str | None, prefer_evidence: bool) -> EvidenceFilters:  # fmt: skip
-    """The tool's filters, or a tool error naming an evidence type that is not one."""
-    if evidence_type is not None and (problem := evidence_types.unknown_types([evidence_type])):
-        raise ToolError(problem)
-    return EvidenceFilters(
-        year_min=year_min, year_max=year_max, collection=collection, doc_type=doc_type,
-        evidence_type=evidence_type, prefer_evidence=prefer_evidence,
-    )  # fmt: skip
+    """The tool's filters, or a tool error with the reason one is refused (an unknown evidence type)."""
+    try:
+        return EvidenceFilters(
+            year_min=year_min, year_max=year_max, collection=collection, doc_type=doc_type,
+            evidence_type=evidence_type, prefer_evidence=prefer_evidence,
+        )  # fmt: skip
+    except ValidationError as exc:
+        raise ToolError(
+            "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        ) from None
 
 
 async def _tool(call: Callable[[], Awaitable[T]]) -> T:
