@@ -127,7 +127,7 @@ def test_llm_failure_is_an_error_and_is_not_cached(engine: Engine) -> None:
         (
             "Sugammadex 4 mg/kg reversed a moderate rocuronium block within 3 minutes",
             "sgx",
-            "states 4, which",
+            "states 4 mg/kg, which",
         ),
         (
             "Sugammadex 2 mg/kg reversed a moderate rocuronium block within 3 minutes",

@@ -20,6 +20,7 @@ import numpy as np
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, DISCARD_STREAMED, Evidence
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.records import Citation, Sentence
+from evidenceqa.text.quantities import Unmatched, unmatched
 from evidenceqa.text.sentences import split_sentences
 from evidenceqa.text.tokens import terms
 
@@ -39,11 +40,6 @@ CONNECTIVE_MAX_WORDS = 3
 LEAD_IN_MAX_WORDS = 12
 # "[3-40]" is more likely a typo than forty citations; a wider range keeps only its two ends.
 MAX_RANGE = 20
-# A number in a claim (a dose, a rate, a duration, a count) must be in the passage it cites: a
-# sentence that is otherwise close to its source ("4 mg/kg" for the source's "2 mg/kg") passes the
-# support score, and a wrong dose is the claim that does harm. "1,200" and "1200", "4.0" and "4"
-# are the same number.
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?=[a-zA-Zµ%/])")
 
 # One marker: "[1]", "[1, 3]", "[1-3]", "[1–3]"; runs such as "[1][2]" are consecutive markers.
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;\-–]\s*\d+)*)\]")
@@ -206,24 +202,24 @@ def check(sentences: Sequence[Sentence], evidence: Sequence[Evidence], embedder:
             to_score.append(i)
     scores = _support_scores([sentences[i] for i in to_score], by_n, embedder)
     for i, score in zip(to_score, scores, strict=True):
-        missing = missing_numbers(sentences[i].text, [by_n[n].chunk.text for n in sentences[i].citations])
+        wrong = unmatched(sentences[i].text, [by_n[n].chunk.text for n in sentences[i].citations])
         problems = ["the cited evidence does not support it"] if score < SUPPORT_THRESHOLD else []
-        problems += [f"states {', '.join(missing)}, which the cited evidence does not"] if missing else []
+        problems += quantity_problems(wrong)
         problem = "; ".join(problems) or None
         checked[i] = replace(sentences[i], supported=problem is None, support=score, problem=problem)
     return [s for s in checked if s is not None]
 
 
-def missing_numbers(claim: str, passages: Sequence[str]) -> list[str]:
-    """The numbers of `claim` that none of `passages` contains, as the claim writes them."""
-    found = {_number_value(m) for passage in passages for m in _NUMBER.findall(passage)}
-    return [m for m in dict.fromkeys(_NUMBER.findall(claim)) if _number_value(m) not in found]
-
-
-def _number_value(text: str) -> str:
-    """A number's canonical spelling: no thousands separators, no trailing decimal zeros."""
-    plain = re.sub(r",(?=\d{3}\b)", "", text).replace(",", ".")
-    return plain.rstrip("0").rstrip(".") if "." in plain else plain
+def quantity_problems(wrong: Sequence[Unmatched]) -> list[str]:
+    """What is wrong with a claim's quantities, in words. A number in a claim (a dose, a rate, a
+    duration, a count) must be in the passage it cites, with its unit and comparator: a sentence that
+    is otherwise close to its source ("4 mg/kg" for the source's "2 mg/kg", "2 mg" for "2 g") passes
+    the support score, and a wrong dose is the claim that does harm."""
+    missing = [str(u.claim) for u in wrong if u.stated is None]
+    problems = [f"states {', '.join(missing)}, which the cited evidence does not"] if missing else []
+    return problems + [
+        f"states {u.claim} where the cited evidence says {u.stated}" for u in wrong if u.stated
+    ]
 
 
 def _verdict_without_scoring(sentence: Sentence, by_n: dict[int, Evidence]) -> Sentence | None:
