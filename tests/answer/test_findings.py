@@ -7,7 +7,14 @@ import itertools
 import pytest
 
 from evidenceqa.answer.extractive import ExtractiveGenerator
-from evidenceqa.answer.findings import asks_yes_or_no, direction_of, finding_weight, polarity, verdict
+from evidenceqa.answer.findings import (
+    asks_yes_or_no,
+    direction_of,
+    finding_weight,
+    is_tentative,
+    polarity,
+    verdict,
+)
 from tests.answer.evidence import CHUNKS, extractive_generator, numbered
 
 
@@ -46,12 +53,41 @@ def test_yes_no_questions_are_told_from_open_ones() -> None:
         ("There was no significant difference in infection between groups.", "no"),
         ("Outcomes were similar in both arms.", "no"),
         ("Chlorhexidine significantly reduced surgical site infection.", "yes"),
-        ("Tranexamic acid may reduce blood loss, but further studies are needed.", None),
+        ("Tranexamic acid may reduce blood loss, but further studies are needed.", "yes"),
+        ("Whether tranexamic acid reduces thrombosis remains unclear.", None),
         ("Patients were followed up at the clinic.", None),
+        ("These results suggest little need to use peak concentration in vancomycin monitoring.", "no"),
+        ("The results showed no overall first night effect on bruxism.", "no"),
     ],
 )
 def test_the_polarity_of_a_finding(text: str, side: str | None) -> None:
     assert polarity(text) == side
+
+
+def test_a_hedged_conclusion_states_its_direction_tentatively() -> None:
+    hedged = "The shaving of the incision site before spinal surgery may increase the rate of infection."
+    stated = "A postoperative infection developed in 4 shaved patients and in 1 unshaved patient (P<0.01)."
+    assert polarity(hedged) == "yes" and is_tentative(hedged) and not is_tentative(stated)
+    alone = verdict([(hedged, 1)])
+    assert alone.direction == "yes" and alone.tentative
+    assert (
+        alone.line() == "In short: the evidence found suggests yes." and direction_of(alone.line()) == "yes"
+    )
+    backed = verdict([(hedged, 1), (stated, 1)])
+    assert backed.direction == "yes" and not backed.tentative
+    assert backed.line() == "In short: the evidence found indicates yes."
+
+
+def test_a_summary_of_background_and_a_count_of_the_randomised_are_not_findings() -> None:
+    assert (
+        finding_weight(
+            "Spine surgeons usually shave the skin before surgery.", ["Summary Of Background Data"]
+        )
+        < 0
+    )
+    method = ("A total of 789 patients scheduled to undergo spinal surgery were randomly allocated into 2 "
+              "groups: those whose site was shaved and those whose site was not.")  # fmt: skip
+    assert finding_weight(method, ["Methods"]) == -1
 
 
 def test_the_verdict_is_the_majority_cited_by_those_that_agree() -> None:

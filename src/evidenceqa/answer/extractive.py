@@ -205,7 +205,7 @@ class ExtractiveGenerator:
 def _by_source(chosen: list[int], scores: dict[int, float], candidates: list[_Candidate]) -> list[_Candidate]:
     """The chosen candidates of the sources about the question (best sentence ≥ SOURCE_CUTOFF of the
     best), grouped by source in retrieval order (which judges a whole source better than one
-    sentence does), each source's best sentence first."""
+    sentence does); within a source its findings first, then the rest, each best first."""
     best: dict[str, float] = {}
     rank: dict[str, int] = {}
     for i in chosen:
@@ -214,7 +214,8 @@ def _by_source(chosen: list[int], scores: dict[int, float], candidates: list[_Ca
         rank[doc] = min(rank.get(doc, candidates[i].rank), candidates[i].rank)
     top = max(best.values())
     kept = [i for i in chosen if best[candidates[i].doc_id] >= SOURCE_CUTOFF * top]
-    return [candidates[i] for i in sorted(kept, key=lambda i: (rank[candidates[i].doc_id], -scores[i]))]
+    order = sorted(kept, key=lambda i: (rank[candidates[i].doc_id], candidates[i].finding <= 0, -scores[i]))
+    return [candidates[i] for i in order]
 
 
 def _without_reference_marks(text: str) -> str:

@@ -29,7 +29,9 @@ _NOT_A_FINDING = re.compile(
     r"|(?:the |our )?(?:aim|objective|purpose|goal)s? (?:of|was|were|is)\b|we (?:aimed|sought|hypothesi[sz]ed)\b"
     r"|this (?:study|review|trial|paper|article) (?:aims|aimed|was designed|investigates|examines|describes)\b"
     r"|we (?:retrospectively |prospectively )?(?:reviewed|enrolled|recruited|conducted|performed|analy[sz]ed|collected|searched)\b"
-    r"|(?:a total of )?\d+ (?:patients|participants|subjects|children|women|men) (?:were|was) (?:enrolled|included|recruited|randomi[sz]ed)\b"
+    r"|(?:a total of )?[\d,]+ (?:[\w-]+ ){0,5}?(?:patients|participants|subjects|children|women|men|adults|cases)"
+    r" (?:[\w-]+ ){0,5}?(?:were|was) (?:randomly |prospectively |retrospectively )?(?:enrolled|included|recruited"
+    r"|randomi[sz]ed|allocated|assigned|divided|studied|reviewed)\b"
     r"|data (?:were|was) (?:collected|obtained|extracted|analy[sz]ed)\b)",
     re.I,
 )
@@ -41,11 +43,13 @@ _OTHER_SECTION = re.compile(
     r"|background|introduction|context)\b",
     re.I,
 )
+_BACKGROUND = re.compile(r"\b(?:background|introduction)\b", re.I)
 # A stated absence of effect: the evidence says no to "does X …?".
 _NEGATED = re.compile(
     r"\b(?:did|does|do|was|were|is|are|could|can|should|has|have)\s+not\b|\b(?:didn't|doesn't|don't|wasn't|weren't|isn't|aren't)\b"
-    r"|\bno (?:[\w-]+ ){0,2}(?:differences?|associations?|effects?|benefits?|improvement|reduction|increase"
-    r"|changes?|evidence|correlation|relation(?:ship)?|indications?|value|role|alteration|impact|advantage)\b"
+    r"|\b(?:no|little) (?:[\w-]+ ){0,3}(?:differences?|associations?|effects?|benefits?|improvement|reduction"
+    r"|increase|changes?|evidence|correlation|relation(?:ship)?|indications?|value|role|alteration|impact"
+    r"|advantage|need|place)\b"
     r"|\black of (?:[\w-]+ ){0,1}(?:correlation|association|effect|evidence|benefit|difference)\b"
     r"|\bnot (?:significantly|associated|related|correlated|different|effective|superior|improved|reduced)\b"
     r"|\b(?:failed to|neither|unrelated|no longer|not statistically)\b"
@@ -70,10 +74,14 @@ _CONCLUDING = re.compile(
 _CONCLUSION_SECTION = re.compile(r"\b(?:conclusions?|interpretation|summary)\b", re.I)
 # The main clause: what follows "…, while …" or "…; …" qualifies it.
 _QUALIFIER = re.compile(r",\s*(?:while|whereas|but|although|though)\b|;\s")
-_HEDGED = re.compile(
-    r"\b(?:may|might|unclear|uncertain|remains? (?:to be|controversial|unknown)|further (?:studies|research)|inconclusive|conflicting)\b",
+# Uncertainty states no direction ("remains unclear"); a modal hedge states one tentatively ("shaving
+# may increase infection" is how a trial's conclusion says yes).
+_UNCERTAIN = re.compile(
+    r"\b(?:unclear|uncertain|remains? (?:to be|controversial|unknown)|inconclusive|conflicting|controversial"
+    r"|not (?:yet )?(?:clear|known|established))\b",
     re.I,
 )
+_TENTATIVE = re.compile(r"\b(?:may|might|appears? to|seems? to|possibly|potentially)\b", re.I)
 # Yes/no at the start, or after a title's colon or dash ("Necrotizing fasciitis: is it …?").
 _YES_NO = re.compile(
     r"(?:^|[:;,]\s*|\s[-–—]+\s*)(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|might"
@@ -93,7 +101,9 @@ def finding_weight(text: str, section_path: Sequence[str] = ()) -> float:
         return -1.0
     section = " ".join(section_path)
     weight = 0.5 if _RESULT.search(text) else 0.0
-    if _FINDING_SECTION.search(section):
+    if _BACKGROUND.search(section):  # "Summary of Background Data" is background, not a summary
+        weight -= 0.5
+    elif _FINDING_SECTION.search(section):
         weight += 0.5
     elif _OTHER_SECTION.search(section):
         weight -= 0.5
@@ -107,14 +117,24 @@ def asks_yes_or_no(question: str) -> bool:
 
 def polarity(text: str) -> str | None:
     """What a finding says to "does X …?": "no" when it states no effect or difference, "yes" when
-    it states one, None when it states neither or only hedges."""
+    it states one, None when it states neither or says it is uncertain."""
+    return _stance(text)[0]
+
+
+def is_tentative(text: str) -> bool:
+    """Whether a finding states its direction only tentatively ("may reduce", "appears to")."""
+    return _stance(text)[1]
+
+
+def _stance(text: str) -> tuple[str | None, bool]:
     main = _QUALIFIER.split(text, maxsplit=1)[0]
     for clause in dict.fromkeys((main, text)):  # the main clause decides; else the whole sentence
+        tentative = bool(_TENTATIVE.search(clause))
         if _NEGATED.search(clause):
-            return "no"
-        if (_RESULT.search(clause) or _STATED.search(clause)) and not _HEDGED.search(clause):
-            return "yes"
-    return None
+            return "no", tentative
+        if (_RESULT.search(clause) or _STATED.search(clause)) and not _UNCERTAIN.search(clause):
+            return "yes", tentative
+    return None, False
 
 
 def vote_weight(text: str, section_path: Sequence[str] = ()) -> float:
@@ -131,11 +151,17 @@ _LINES = {
     "mixed": f"{VERDICT_OPENING} is mixed.",
     "unclear": f"{VERDICT_OPENING} does not say clearly.",
 }
+# When every finding on the winning side only says "may" or "appears to".
+_TENTATIVE_LINES = {
+    "yes": f"{VERDICT_OPENING} suggests yes.",
+    "no": f"{VERDICT_OPENING} suggests no.",
+}
 
 
 def direction_of(line: str) -> str | None:
     """The direction a yes/no line states; None for any other sentence."""
-    return next((d for d, text in _LINES.items() if line.strip() == text), None)
+    lines = [*_LINES.items(), *_TENTATIVE_LINES.items()]
+    return next((d for d, text in lines if line.strip() == text), None)
 
 
 # After "is mixed", one line per side names the kind and year of its sources.
@@ -158,9 +184,12 @@ class Verdict:
     citations: list[int]  # the evidence numbers of the sentences that say so
     # Per side ("yes", "no"): the evidence numbers of the findings that take it; both, when mixed.
     sides: dict[str, list[int]] = field(default_factory=dict)
+    tentative: bool = False  # every finding that says so says it tentatively
 
     def line(self) -> str:
         """The first line of an answer (its citations are shown after it, as a sentence's are)."""
+        if self.tentative and self.direction in _TENTATIVE_LINES:
+            return _TENTATIVE_LINES[self.direction]
         return _LINES[self.direction]
 
 
@@ -168,7 +197,8 @@ def verdict(sentences: Sequence[tuple[str, int]], weights: Sequence[float] | Non
     """The direction of the (sentence, evidence number) findings, each counting its weight (1 when
     not given), cited by those that agree with it (all that take a side when mixed)."""
     weighed = zip(sentences, weights or [1.0] * len(sentences), strict=True)
-    votes = [(side, n, w) for (text, n), w in weighed if (side := polarity(text)) is not None]
+    stances = [(_stance(text), n, w) for (text, n), w in weighed]
+    votes = [(side, n, w) for (side, _), n, w in stances if side is not None]
     if not votes:
         return Verdict("unclear", [])
     total = sum(w for _, _, w in votes)
@@ -181,4 +211,5 @@ def verdict(sentences: Sequence[tuple[str, int]], weights: Sequence[float] | Non
         direction = "mixed"
     cited = [n for side, n, _ in votes if direction == "mixed" or side == direction]
     sides = {side: list(dict.fromkeys(n for s, n, _ in votes if s == side)) for side in ("yes", "no")}
-    return Verdict(direction, list(dict.fromkeys(cited)), {k: v for k, v in sides.items() if v})
+    tentative = all(hedged for (side, hedged), _, _ in stances if side == direction)
+    return Verdict(direction, list(dict.fromkeys(cited)), {k: v for k, v in sides.items() if v}, tentative)
