@@ -69,7 +69,7 @@ clean:
 # The browser tests' screenshots, into docs/images/ where docs/web.md shows them (CI keeps its own
 # under reports/screenshots/).
 screenshots: $(STAMP) $(AXE)
-	EVIDENCEQA_ARTIFACTS=docs/images $(BIN)/pytest -q tests/web/test_browser.py
+	EVIDENCEQA_ARTIFACTS=docs/images $(BIN)/pytest -q tests/web/test_browser.py tests/web/test_evidence_browser.py
 
 # The medical library from the shared data, ingested and indexed once (minutes: every chunk is embedded).
 bench-home: $(STAMP)

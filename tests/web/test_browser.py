@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +64,17 @@ def server(web_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
     settings = web_settings.model_copy(
         update={"database_url": f"sqlite:///{tmp_path_factory.mktemp('served') / 'app.sqlite3'}"}
     )
+    with serve(settings) as served:
+        yield served
+
+
+@contextmanager
+def serve(settings: Settings, **environment: str) -> Iterator[Server]:
+    """`evidenceqa serve` on a free port over `settings`' home and database, with `environment`
+    (EVIDENCEQA_… settings) on top; stopped on exit."""
     port = _free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "EVIDENCEQA_MODELS_DIR": str(settings.models_path),
-           "EVIDENCEQA_DATABASE_URL": settings.database_url, "EVIDENCEQA_ADMIN_EMAIL": ADMIN}  # fmt: skip
+           "EVIDENCEQA_DATABASE_URL": settings.database_url, "EVIDENCEQA_ADMIN_EMAIL": ADMIN, **environment}  # fmt: skip
     command = [sys.executable, "-m", "evidenceqa", "--home", str(settings.home), "serve", "--port", str(port)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
