@@ -70,7 +70,13 @@ def write_library(path: Path, docs: list[tuple[str, int | None, str]]) -> Path:
 @contextmanager
 def indexed_engine(home: Path, docs: list[tuple[str, int | None, str]], models_dir: Path) -> Iterator[Engine]:
     """A data home holding `docs` (as `write_library` writes them), ingested and indexed, opened."""
-    source = write_library(home / "lib.jsonl", docs)
+    with ingested_engine(home, write_library(home / "lib.jsonl", docs), models_dir) as engine:
+        yield engine
+
+
+@contextmanager
+def ingested_engine(home: Path, source: Path, models_dir: Path) -> Iterator[Engine]:
+    """A data home holding the library file `source`, ingested and indexed, opened."""
     with Engine.open(Settings(home=home / "data", models_dir=models_dir)) as engine:
         Ingestor(engine.catalogue, ChunkingConfig()).ingest_file(source)
         engine.sync()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from evidenceqa.documents import Document, doc_type_name
+import json
+
+from evidenceqa.documents import Document, doc_type_name, sha256_text
 
 
 def test_a_document_is_called_by_its_title_else_by_its_kind_and_topics_or_opening_words() -> None:
@@ -22,3 +24,10 @@ def test_a_document_type_reads_as_words_and_the_default_as_nothing() -> None:
     assert doc_type_name("journal-abstract") == "Journal abstract"
     assert doc_type_name("patient_information") == "Patient information"
     assert doc_type_name("document") is None and doc_type_name(None) is None
+
+
+def test_a_document_without_supersessions_hashes_as_before_the_field_existed():
+    doc = Document(doc_id="d", title="T")
+    payload = doc.to_dict()
+    del payload["supersedes"], payload["source"]
+    assert doc.content_hash() == sha256_text(json.dumps(payload, sort_keys=True, ensure_ascii=False))

@@ -89,6 +89,9 @@ class Document:
     # The kind of evidence (`evidence_types`): stated by the metadata, or set on ingest with why.
     evidence_type: str | None = None
     evidence_reason: str | None = None
+    # The doc_ids of the earlier versions this document replaces, as its metadata states
+    # (library.versions also links versions by title, issuer and year).
+    supersedes: list[str] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
     source: str | None = None  # path or URL the document was loaded from
 
@@ -143,6 +146,8 @@ class Document:
         """Hash of everything that reaches a chunk; `source` is left out so a moved file is unchanged."""
         payload = self.to_dict()
         payload.pop("source", None)
+        if not payload["supersedes"]:  # so that documents hashed before the field existed are unchanged
+            del payload["supersedes"]
         return sha256_text(json.dumps(payload, sort_keys=True, ensure_ascii=False))
 
 

@@ -72,6 +72,23 @@ def test_a_stated_evidence_type_is_kept_and_an_unknown_one_is_named(tmp_path):
     )
 
 
+def test_stated_supersessions_are_kept_and_a_malformed_one_is_named(tmp_path):
+    path = _lines(
+        tmp_path / "a.jsonl",
+        json.dumps({**GOOD, "supersedes": ["cg74"]}),
+        json.dumps({**GOOD, "doc_id": "x2", "supersedes": "cg74"}),
+        json.dumps({**GOOD, "doc_id": "x3", "supersedes": ["cg74", 7]}),
+        json.dumps({**GOOD, "doc_id": "x4", "supersedes": ["x4"]}),
+    )
+    doc, *errors = list(load(path))
+    assert isinstance(doc, Document) and doc.supersedes == ["cg74"]
+    assert [str(e) for e in errors] == [
+        f"{path}:2: 'supersedes' must be a list",
+        f"{path}:3: 'supersedes' must be a list of doc_ids",
+        f"{path}:4: a document cannot supersede itself",
+    ]
+
+
 def test_truncated_gzip_keeps_what_came_before(tmp_path):
     whole = gzip.compress(
         "".join(json.dumps({**GOOD, "doc_id": f"d{i}"}) + "\n" for i in range(2000)).encode()

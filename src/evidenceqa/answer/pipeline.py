@@ -29,7 +29,7 @@ from evidenceqa.index.base import Filters
 from evidenceqa.records import Answer, Sentence
 from evidenceqa.retrieval.followup import FollowUps, Resolution
 from evidenceqa.retrieval.question import QuestionError, clean_question
-from evidenceqa.retrieval.retriever import Retriever, SearchResponse
+from evidenceqa.retrieval.retriever import Retriever, SearchResponse, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,14 @@ class Pending:
     version: int
     cache_key: str | None  # None: the answer is not to be cached
     started: float
+
+
+def current(results: Sequence[SearchResult]) -> list[SearchResult]:
+    """The results an answer is written from: an edition that a newer one among them replaces is left
+    out, so the answer quotes the guidance in force and never two editions that disagree. Alone, a
+    superseded edition stays (its card says what replaced it)."""
+    held = {r.chunk.doc_id for r in results}
+    return [r for r in results if not (r.superseded_by and r.superseded_by.doc_id in held)]
 
 
 @dataclass
@@ -163,7 +171,7 @@ class Answerer:
     ) -> Answer:
         timings = {name: ms for name, ms in response.timings_ms.items() if name != "total"}
         clock = time.perf_counter()
-        evidence = [Evidence(r.rank, r.chunk, r.score) for r in response.results]
+        evidence = [Evidence(r.rank, r.chunk, r.score) for r in current(response.results)]
         judgement = self.abstainer.judge(response, self.retriever.embedder)
         if judgement.abstain:
             draft = abstention(self.generator.name)

@@ -28,6 +28,7 @@ from evidenceqa.cli.common import (
 from evidenceqa.cli.search import open_engine, read_queries
 from evidenceqa.evidence_types import type_name
 from evidenceqa.index.base import Filters
+from evidenceqa.library.versions import Successor
 from evidenceqa.records import Answer
 from evidenceqa.retrieval.question import QuestionError
 
@@ -101,7 +102,7 @@ def _one(answerer: Answerer, question: str, filters: Filters, k: int | None, cac
     if as_json:
         print(json.dumps(answer.to_row(), ensure_ascii=False, indent=1))
     else:
-        _print_answer(answer)
+        _print_answer(answer, answerer.retriever.catalogue.superseded_by(c.doc_id for c in answer.citations))
 
 
 def _print_delta(text: str) -> None:
@@ -115,13 +116,15 @@ def _print_delta(text: str) -> None:
     sys.stdout.flush()
 
 
-def _print_answer(answer: Answer) -> None:
+def _print_answer(answer: Answer, replaced: dict[str, Successor]) -> None:
     print()
     for n, passages in answer.sources():
         first = passages[0]
         kind = type_name(first.evidence_type) or ""
         where = " — ".join(x for x in (first.title or first.doc_id, str(first.year or ""), kind) if x)
         out.print(f"\n[bold][{n}][/bold] {where}", highlight=False)
+        if successor := replaced.get(first.doc_id):
+            out.print(f"    [yellow]superseded by {successor.label()}[/yellow]", highlight=False)
         for citation in passages:
             section = f"{citation.section}: " if citation.section else ""
             out.print(f'    {section}"{citation.text}"', highlight=False, soft_wrap=True)

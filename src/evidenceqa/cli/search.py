@@ -183,6 +183,8 @@ def _print_response(response: SearchResponse) -> None:
         where = f"{r.chunk.title or r.chunk.doc_id}\n{' > '.join(r.chunk.section_path)}" + (
             f"\n{kind}" if kind else ""
         )
+        if r.superseded_by:
+            where += f"\nsuperseded by {r.superseded_by.label()}"
         table.add_row(str(r.rank), f"{r.score:.4f}", str(r.chunk.year or ""), where, _short(r.chunk.body))
     out.print(table)
 

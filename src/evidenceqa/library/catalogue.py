@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 from evidenceqa import evidence_types
 from evidenceqa.documents import Chunk, Document
+from evidenceqa.library import versions
+from evidenceqa.library.versions import Successor
 from evidenceqa.text.tokens import terms
 
 # Chunks counted in the term statistics: the ones content search ranks (index.base.CONTENT_LEVELS).
@@ -34,6 +36,33 @@ def _count_all_terms(db: sqlite3.Connection) -> None:
     """Migration 3's data step: the term statistics of a catalogue ingested before they existed."""
     for (doc_id,) in db.execute("SELECT doc_id FROM documents").fetchall():
         _count_terms(db, doc_id, +1)
+
+
+def _link_all_versions(db: sqlite3.Connection) -> None:
+    """Migration 6: the tables that link versions of one document, filled for a catalogue ingested
+    before they existed."""
+    db.execute(
+        "CREATE TABLE versions (doc_id TEXT PRIMARY KEY REFERENCES documents(doc_id) ON DELETE CASCADE, "
+        "family TEXT NOT NULL, issuer TEXT NOT NULL, year INTEGER NOT NULL)"
+    )
+    db.execute("CREATE INDEX versions_family ON versions(family, issuer, year)")
+    db.execute(
+        "CREATE TABLE supersedes (newer TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE, "
+        "older TEXT NOT NULL, PRIMARY KEY (older, newer)) WITHOUT ROWID"
+    )
+    for (data,) in db.execute("SELECT json_remove(data, '$.sections') FROM documents").fetchall():
+        _put_versions(db, Document.from_dict(json.loads(data)))
+
+
+def _put_versions(db: sqlite3.Connection, doc: Document) -> None:
+    """One document's version links, replacing its earlier ones."""
+    db.execute("DELETE FROM versions WHERE doc_id = ?", (doc.doc_id,))
+    db.execute("DELETE FROM supersedes WHERE newer = ?", (doc.doc_id,))
+    if key := versions.version_key(doc):
+        db.execute("INSERT INTO versions VALUES (?, ?, ?, ?)", (doc.doc_id, *key, doc.year))
+    db.executemany(
+        "INSERT OR IGNORE INTO supersedes VALUES (?, ?)", [(doc.doc_id, old) for old in doc.supersedes]
+    )
 
 
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
@@ -77,6 +106,7 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     ALTER TABLE chunks ADD COLUMN evidence_type TEXT;
     CREATE INDEX documents_evidence ON documents(evidence_type);
     """,
+    _link_all_versions,
 ]
 # The evidence-type rules the stored labels come from (`evidence_types.RULES_VERSION`).
 _EVIDENCE_STATE = "evidence_rules"
@@ -174,6 +204,7 @@ class Catalogue:
                 self.db.execute(
                     "UPDATE chunks SET evidence_type = ? WHERE doc_id = ?", (doc.evidence_type, doc.doc_id)
                 )
+                _put_versions(self.db, doc)  # only some kinds are linked by inference
                 self._log(doc.doc_id, "upsert")
             if self.db.execute("SELECT 1 FROM changes WHERE version = 0 LIMIT 1").fetchone():
                 self.bump_version()
@@ -283,6 +314,48 @@ class Catalogue:
             found.update(self.db.execute(sql, batch).fetchall())
         return found
 
+    def superseded_by(self, doc_ids: Iterable[str]) -> dict[str, Successor]:
+        """For each of `doc_ids` that a newer version replaces: the newest one. A stated link is
+        followed to its end ("B replaces A", "C replaces B": A is superseded by C); a newer
+        version by title family and issuer counts only where no statement says otherwise."""
+        wanted = list(dict.fromkeys(doc_ids))
+        found: dict[str, tuple[str, bool]] = {}
+        for batch in _batches(wanted):
+            marks = ", ".join("?" * len(batch))
+            rows = self.db.execute(
+                f"SELECT v.doc_id, n.doc_id FROM versions v JOIN versions n ON n.family = v.family "
+                f"AND n.issuer = v.issuer AND n.year > v.year WHERE v.doc_id IN ({marks}) "
+                f"ORDER BY v.doc_id, n.year, n.doc_id",
+                batch,
+            )
+            found.update((older, (newest, False)) for older, newest in rows)  # the last row is the newest
+            replaced = self.db.execute(
+                f"SELECT DISTINCT older FROM supersedes WHERE older IN ({marks})", batch
+            )
+            for (older,) in replaced.fetchall():
+                if (stated := self._stated_successor(older)) is not None:
+                    found[older] = (stated, True)
+        records = self.document_metadata(newer for newer, _ in found.values())
+        return {
+            older: Successor(newer, records[newer].title, records[newer].year, stated)
+            for older, (newer, stated) in found.items()
+            if newer in records
+        }
+
+    def _stated_successor(self, doc_id: str) -> str | None:
+        """The end of the chain of stated replacements that starts at `doc_id`, if any."""
+        current, seen = doc_id, {doc_id}
+        while row := self.db.execute(
+            "SELECT s.newer FROM supersedes s JOIN documents d ON d.doc_id = s.newer WHERE s.older = ? "
+            "ORDER BY d.year DESC, s.newer LIMIT 1",
+            (current,),
+        ).fetchone():
+            if row[0] in seen:  # a cycle in the metadata: stop where it closes
+                break
+            current = row[0]
+            seen.add(current)
+        return None if current == doc_id else current
+
     def abbreviation_counts(self) -> dict[str, Counter[str]]:
         """Abbreviation → long form → number of documents that define it so."""
         mined: dict[str, Counter[str]] = {}
@@ -365,6 +438,7 @@ class Catalogue:
             [_chunk_row(chunk) for chunk in chunks],
         )
         _count_terms(self.db, doc.doc_id, +1)
+        _put_versions(self.db, doc)
         self._log(doc.doc_id, "upsert")
 
     def put_abbreviations(self, doc_id: str, pairs: Iterable[tuple[str, str]]) -> None:

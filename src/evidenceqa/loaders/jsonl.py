@@ -21,7 +21,7 @@ from evidenceqa.documents import Document
 from evidenceqa.loaders import limits
 from evidenceqa.loaders.errors import LoadError
 
-_LIST_FIELDS = ("authors", "topics", "sections")
+_LIST_FIELDS = ("authors", "topics", "sections", "supersedes")
 # Real documents nest sections a few levels; far deeper is hostile, and would exhaust the stack later.
 MAX_SECTION_DEPTH = 32
 _TEXT_FIELDS = (
@@ -109,6 +109,10 @@ def _check_record(data: Any) -> str | None:
             return f"'{name}' must be a string"
     if data.get("evidence_type") is not None and data["evidence_type"] not in evidence_types.KEYS:
         return f"'evidence_type' must be one of {', '.join(evidence_types.KEYS)}"
+    if any(not isinstance(d, str) or not d.strip() for d in data.get("supersedes") or []):
+        return "'supersedes' must be a list of doc_ids"
+    if data["doc_id"] in (data.get("supersedes") or []):
+        return "a document cannot supersede itself"
     year = data.get("year")
     if year is not None and (not isinstance(year, int) or isinstance(year, bool)):
         return "'year' must be a whole number"

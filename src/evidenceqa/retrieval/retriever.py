@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +27,7 @@ from evidenceqa.documents import Chunk
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.index.base import CONTENT_LEVELS, Filters, Hit, SearchBackend
 from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.library.versions import Successor
 from evidenceqa.library.vocabulary import Vocabulary
 from evidenceqa.retrieval.adaptive import AdaptiveAlpha, query_signals
 from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
@@ -45,6 +46,10 @@ RECENCY_BOOST = 0.5
 # less, a narrative review a sixth as much, and unranked types (patient information, other) not
 # at all. A preference, not a filter: a much better match of a weaker type still ranks first.
 EVIDENCE_BOOST = 0.3
+# A recency question ("current guidance on …") asks for the edition in force: a superseded one keeps
+# this share of its score, so it ranks below the version that replaced it unless that one is a far
+# worse match.
+SUPERSEDED_SCORE = 0.5
 
 
 @dataclass
@@ -53,6 +58,7 @@ class SearchResult:
     chunk: Chunk
     score: float
     ranks: dict[str, int]  # retriever → rank at which it found this chunk
+    superseded_by: Successor | None = None  # the newer version that replaces this chunk's document
 
     def to_dict(self) -> dict[str, Any]:
         """One result as `search --json`, the batch file and the API write it."""
@@ -69,6 +75,7 @@ class SearchResult:
             "text": chunk.body,
             "score": round(self.score, 6),
             "found_by": self.ranks,
+            "superseded_by": asdict(self.superseded_by) if self.superseded_by else None,
         }
 
 
@@ -165,7 +172,7 @@ class Retriever:
         )
         hits = self._ranked(lists, mode, alpha)
         if parsed.recency:
-            hits = _boost_recent(hits, self.catalogue)
+            hits = _current_first(_boost_recent(hits, self.catalogue), self.catalogue)
         if applied.prefer_evidence:
             hits = _prefer_evidence(hits, self.catalogue)
         chunks: dict[str, Chunk] = {}
@@ -248,8 +255,15 @@ class Retriever:
     def _results(self, hits: Sequence[Hit], fetched: dict[str, Chunk]) -> list[SearchResult]:
         missing = [hit.chunk_id for hit in hits if hit.chunk_id not in fetched]
         chunks = {**fetched, **self.catalogue.get_chunks(missing)} if missing else fetched
+        replaced = self.catalogue.superseded_by(hit.doc_id for hit in hits)
         return [
-            SearchResult(rank=rank, chunk=chunks[hit.chunk_id], score=hit.score, ranks=dict(hit.ranks))
+            SearchResult(
+                rank=rank,
+                chunk=chunks[hit.chunk_id],
+                score=hit.score,
+                ranks=dict(hit.ranks),
+                superseded_by=replaced.get(hit.doc_id),
+            )
             for rank, hit in enumerate((h for h in hits if h.chunk_id in chunks), start=1)
         ]
 
@@ -282,6 +296,17 @@ def _boost_recent(hits: list[Hit], catalogue: Catalogue) -> list[Hit]:
     oldest, newest = min(known), max(known)
     lifts = {c: (y - oldest) / (newest - oldest) for c, y in years.items() if y is not None}
     return _lifted(hits, lifts, RECENCY_BOOST)
+
+
+def _current_first(hits: list[Hit], catalogue: Catalogue) -> list[Hit]:
+    """The candidates with every superseded edition's score × SUPERSEDED_SCORE."""
+    replaced = catalogue.superseded_by(hit.doc_id for hit in hits)
+    if not replaced:
+        return hits
+    for hit in hits:
+        if hit.doc_id in replaced:
+            hit.score *= SUPERSEDED_SCORE
+    return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
 
 
 def _prefer_evidence(hits: list[Hit], catalogue: Catalogue) -> list[Hit]:

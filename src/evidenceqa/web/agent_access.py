@@ -23,6 +23,7 @@ from evidenceqa import evidence_types
 from evidenceqa.documents import Document, http_url
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.library.versions import Successor
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.store import Channel, LookupKind, User
 from evidenceqa.web.entitlements import Reader, held_filters
@@ -33,6 +34,7 @@ from evidenceqa.web.schemas import (
     PREFER_EVIDENCE_NOTE,
     AnswerOut,
     CollectionOut,
+    SuccessorOut,
 )
 from evidenceqa.web.services import OnDelta, Services
 
@@ -79,6 +81,9 @@ class Attribution(BaseModel):
     year: int | None
     journal: str | None
     evidence_type: str | None = Field(description=EVIDENCE_TYPE_NOTE)
+    superseded_by: SuccessorOut | None = Field(
+        None, description="The newer version that replaces this document: cite that one for current guidance."
+    )
     doi: str | None
     url: str | None = Field(description="The document's http(s) address, when it has one.")
     license: str | None
@@ -129,7 +134,7 @@ class LibraryOut(BaseModel):
     collections: list[CollectionSummary]
 
 
-def attribution(document: Document) -> dict[str, Any]:
+def attribution(document: Document, successor: Successor | None = None) -> dict[str, Any]:
     return {
         "doc_id": document.doc_id,
         "title": document.title,
@@ -137,6 +142,7 @@ def attribution(document: Document) -> dict[str, Any]:
         "year": document.year,
         "journal": document.journal,
         "evidence_type": document.evidence_type,
+        "superseded_by": out.model_dump() if (out := SuccessorOut.of(successor)) else None,
         "doi": document.doi,
         "url": http_url(document.url),
         "license": document.license,
@@ -149,7 +155,11 @@ def attributions(catalogue: Catalogue, doc_ids: Iterable[str]) -> dict[str, dict
     longer in the catalogue is attributed by its id alone."""
     ids = set(doc_ids)
     documents = catalogue.document_metadata(ids)
-    return {doc_id: attribution(documents.get(doc_id) or Document(doc_id=doc_id)) for doc_id in ids}
+    replaced = catalogue.superseded_by(ids)
+    return {
+        doc_id: attribution(documents.get(doc_id) or Document(doc_id=doc_id), replaced.get(doc_id))
+        for doc_id in ids
+    }
 
 
 @dataclass
@@ -307,7 +317,8 @@ class AgentAccess:
             document = self.services.library.engine.catalogue.load_document(doc_id)
             if document is None or not reader.access.may_read(document.collection):
                 raise HTTPException(404, f"no document {doc_id!r} in the library")
-            return Attribution(**attribution(document)), as_markdown(document)
+            successor = self.services.library.engine.catalogue.superseded_by([doc_id]).get(doc_id)
+            return Attribution(**attribution(document, successor)), as_markdown(document)
 
         found = await self.services.library.run(read)
         await self.looked_up(reader, "mcp", "document", 1)

@@ -26,7 +26,7 @@ from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.loaders.tables import parse_table
 from evidenceqa.records import Answer, Citation
 from evidenceqa.retrieval.retriever import Retriever, SearchResponse
-from evidenceqa.web.schemas import AdminStatusOut, CitationOut, CollectionOut, TableOut
+from evidenceqa.web.schemas import AdminStatusOut, CitationOut, CollectionOut, SuccessorOut, TableOut
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -171,6 +171,7 @@ def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[
     shows of its document: a label, venue, kind, DOI and link."""
     chunks = catalogue.get_chunks([c.chunk_id for c in citations])
     documents = catalogue.document_metadata(c.doc_id for c in citations)
+    replaced = catalogue.superseded_by(c.doc_id for c in citations)  # as the library stands now
     shown = []
     for c in citations:
         body = chunks[c.chunk_id].body if c.chunk_id in chunks else None
@@ -183,6 +184,7 @@ def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[
             CitationOut(**(asdict(c) | {"evidence_type": kind}), body=body, url=url, label=document.label(body or c.text),
                         journal=document.journal, doc_type=document.doc_type, doi=doi,
                         evidence_name=type_name(kind), table=cited_table(body, c.text),
+                        superseded_by=SuccessorOut.of(replaced.get(c.doc_id)),
                         reference=document.reference(body or c.text))
         )  # fmt: skip
     return shown

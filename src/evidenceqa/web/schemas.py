@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from evidenceqa import evidence_types
 from evidenceqa.index.base import Filters
+from evidenceqa.library.versions import Successor
 from evidenceqa.store import RATINGS
 
 Rating = Literal["excellent", "acceptable", "very_poor"]
@@ -129,6 +131,20 @@ class TableOut(BaseModel):
     notes: list[str] = Field(description="The lines after the table: its footnotes.")
 
 
+class SuccessorOut(BaseModel):
+    """The version that supersedes a cited document (docs/evidence.md#superseded-guidance)."""
+
+    doc_id: str
+    title: str | None
+    year: int | None
+    stated: bool = Field(description="The metadata says so; false: the same title and issuer, a later year.")
+    label: str = Field(description="How a card names it: its title and year.")
+
+    @classmethod
+    def of(cls, successor: Successor | None) -> SuccessorOut | None:
+        return cls(**asdict(successor), label=successor.label()) if successor else None
+
+
 class CitationOut(BaseModel):
     n: int
     doc_id: str
@@ -150,6 +166,9 @@ class CitationOut(BaseModel):
     )
     evidence_name: str | None = Field(None, description="The kind of evidence in words, as a card shows it.")
     table: TableOut | None = Field(None, description="The cited passage as a table, when it is one.")
+    superseded_by: SuccessorOut | None = Field(
+        None, description="The newer version of this document that replaces it, when the library holds one."
+    )
     doi: str | None = None
     reference: str = Field(description="The document as a reference (Vancouver order), for copying.")
 

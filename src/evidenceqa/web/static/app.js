@@ -110,6 +110,9 @@ function sourceCard(answerId, n, passages, near = false) {
   const meta = [first.journal, first.year, docTypeName(first.doc_type)].filter(Boolean).join(" · ");
   if (meta) summary.append(" ", el("span", { class: "cite-meta" }, meta));
   if (first.evidence_name) summary.append(" ", el("span", { class: "evidence-type" }, first.evidence_name));
+  if (first.superseded_by) {
+    summary.append(" ", el("span", { class: "superseded" }, `Superseded by ${first.superseded_by.label}`));
+  }
   const details = el("details", {}, summary);
   for (const cited of passages) {
     if (cited.section) details.append(el("p", { class: "cite-section" }, cited.section));
