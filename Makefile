@@ -13,7 +13,7 @@ RERANKER := $(BENCH_HOME)/models/reranker
 HOLDOUT := $(foreach b,covidqa-dev medquad-sample pubmedqa nq-open clinician-dev,--holdout $(SHARED)/benchmarks/$(b).jsonl)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: screenshots run test test-fast core-check install lint format typecheck clean docs bench-home adapted-model reranker performance
+.PHONY: screenshots run test test-fast core-check install lint format typecheck clean docs bench-home formats-home adapted-model reranker performance
 
 run: $(STAMP)
 	$(BIN)/evidenceqa ingest data/sample/library data/sample/files
@@ -88,8 +88,12 @@ reranker: $(RERANKER)/reranker.json
 $(RERANKER)/reranker.json: | bench-home
 	$(BIN)/evidenceqa --home $(BENCH_HOME) train-reranker --out $(RERANKER) $(HOLDOUT)
 
+# The shared format files (real JATS, PDF, HTML, MedQuAD, edge cases): the home of the table questions.
+formats-home: $(STAMP)
+	$(BIN)/evidenceqa --home .evidenceqa-formats ingest $(SHARED)/formats
+
 # Every generated figure in docs/ (an hour or more from nothing; minutes once the homes exist).
-docs: bench-home adapted-model
+docs: bench-home adapted-model formats-home
 	$(BIN)/python scripts/update_docs.py
 
 # docs/performance.md alone: the scale libraries (300k and 1M chunks) built from nothing, then every benchmark on them.
