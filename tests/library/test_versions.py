@@ -86,6 +86,15 @@ def test_a_stated_replacement_is_followed_to_its_end_whatever_the_titles(tmp_pat
         assert "c" not in found
 
 
+def test_a_stated_successor_of_the_newest_edition_replaces_every_older_one(tmp_path) -> None:
+    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
+        put(catalogue, guideline("cg74", 2008), guideline("ng125", 2019),
+            guideline("ng300", 2025, "Preventing surgical wound infection", supersedes=["ng125"]))  # fmt: skip
+        found = catalogue.superseded_by(["cg74", "ng125"])
+        assert {doc: s.doc_id for doc, s in found.items()} == {"cg74": "ng300", "ng125": "ng300"}
+        assert found["cg74"].stated
+
+
 def test_a_cycle_in_stated_replacements_ends(tmp_path) -> None:
     with Catalogue(tmp_path / "c.sqlite3") as catalogue:
         put(catalogue, guideline("a", 2010, "Guide one to wounds", supersedes=["b"], kind="other"),

@@ -316,8 +316,9 @@ class Catalogue:
 
     def superseded_by(self, doc_ids: Iterable[str]) -> dict[str, Successor]:
         """For each of `doc_ids` that a newer version replaces: the newest one. A stated link is
-        followed to its end ("B replaces A", "C replaces B": A is superseded by C); a newer
-        version by title family and issuer counts only where no statement says otherwise."""
+        followed to its end ("B replaces A", "C replaces B": A is superseded by C), also from the
+        newest version by title family and issuer; a statement about a document wins over its
+        title family."""
         wanted = list(dict.fromkeys(doc_ids))
         found: dict[str, tuple[str, bool]] = {}
         for batch in _batches(wanted):
@@ -328,7 +329,10 @@ class Catalogue:
                 f"ORDER BY v.doc_id, n.year, n.doc_id",
                 batch,
             )
-            found.update((older, (newest, False)) for older, newest in rows)  # the last row is the newest
+            for older, newest in rows.fetchall():  # the last row per document is its newest
+                # The newest edition by title may itself be replaced by a stated successor.
+                stated = self._stated_successor(newest)
+                found[older] = (stated, True) if stated else (newest, False)
             replaced = self.db.execute(
                 f"SELECT DISTINCT older FROM supersedes WHERE older IN ({marks})", batch
             )
