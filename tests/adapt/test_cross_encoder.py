@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from evidenceqa.adapt import Triplet
-from evidenceqa.adapt.cross_encoder import OTHER_POSITIVES, candidate_groups
+from evidenceqa.adapt.cross_encoder import OTHER_POSITIVES, candidate_groups, encode_pairs
 from evidenceqa.answer.engine import Engine
 from evidenceqa.config import Settings
+from evidenceqa.embeddings.sentence_transformers import minilm_path
 from evidenceqa.index.base import Hit
 from evidenceqa.retrieval.rerank import CrossEncoder, RerankerError, blend
 from tests.cli.test_cli import MODELS, run
@@ -56,6 +57,11 @@ def test_training_refuses_benchmark_questions_and_writes_an_int8_model(reranker:
     )
     assert scores.shape == (2,) and np.isfinite(scores).all()
     assert CrossEncoder(out).score("anything", []).shape == (0,)
+    # A question longer than the model's window (64 here) is cut, not refused.
+    long = CrossEncoder(out).score(
+        "fever in children after surgery " * 60, ["A fever is a raised body temperature."]
+    )
+    assert long.shape == (1,) and np.isfinite(long).all()
 
 
 @pytest.mark.slow
@@ -85,6 +91,16 @@ def test_rerank_off_reproduces_the_first_stage_and_on_reorders_only_its_top(
 def test_a_folder_without_a_trained_reranker_is_refused_with_what_to_run(tmp_path: Path) -> None:
     with pytest.raises(RerankerError, match="make reranker"):
         CrossEncoder(tmp_path)
+
+
+def test_training_reads_a_query_longer_than_the_window() -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_path()), local_files_only=True)
+    encoded = encode_pairs(
+        tokenizer, ["wound infection " * 100, "fever"], ["Clipping is better.", "x " * 300], 32
+    )
+    assert encoded["input_ids"].shape == (2, 32)
 
 
 def test_each_query_sees_its_positive_first_then_its_negative_then_other_positives() -> None:

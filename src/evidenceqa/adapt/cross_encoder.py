@@ -54,8 +54,7 @@ def train_cross_encoder(
         groups = candidate_groups(batch, rng)
         queries = [t.query for t, group in zip(batch, groups, strict=True) for _ in group]
         passages = [p for group in groups for p in group]
-        encoded = tokenizer(queries, passages, truncation="only_second", max_length=config.max_seq_length,
-                            padding=True, return_tensors="pt")  # fmt: skip
+        encoded = encode_pairs(tokenizer, queries, passages, config.max_seq_length)
         logits = model(**encoded).logits.view(len(batch), len(groups[0]))
         return torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long))
 
@@ -64,6 +63,14 @@ def train_cross_encoder(
     _save(model, tokenizer, out, {**about, "config": asdict(config), "training": asdict(report)},
           config.max_seq_length)  # fmt: skip
     return report
+
+
+def encode_pairs(tokenizer: Any, queries: list[str], passages: list[str], max_length: int) -> Any:
+    """(query, passage) pairs as the model reads them, at most `max_length` word pieces each. The
+    longer side is cut first: a query longer than the window (a long heading, a pasted scenario) is
+    cut too, where cutting only the passage would fail (as `retrieval.rerank` reads them at search time)."""
+    return tokenizer(queries, passages, truncation="longest_first", max_length=max_length, padding=True,
+                     return_tensors="pt")  # fmt: skip
 
 
 def candidate_groups(batch: list[Triplet], rng: random.Random) -> list[list[str]]:

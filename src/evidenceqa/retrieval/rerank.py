@@ -74,7 +74,9 @@ class CrossEncoder:
         max_length = int(json.loads((folder / "reranker.json").read_text(encoding="utf-8"))["max_length"])
         self.folder = folder
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=max_length, strategy="only_second")
+        # The longer side is cut first, so a question longer than the window is cut too instead of
+        # failing (a passage alone was cut before: a 2,000-character question made search fail).
+        self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
         self.tokenizer.enable_padding()
         try:
             self.session = load_session(folder / INT8_FILE, threads)
