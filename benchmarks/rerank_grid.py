@@ -33,7 +33,7 @@ from evidenceqa.index.base import Hit
 from evidenceqa.retrieval.rerank import CrossEncoder, blend
 from evidenceqa.text import markdown
 
-DEPTHS = (10, 20, 30)
+DEPTHS = (5, 10, 20, 30)
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 TIMED = 100  # questions per benchmark whose reranking is timed at each depth
 
