@@ -9,8 +9,10 @@ signals (`evidenceqa.retrieval.adaptive`), then fused offline by `evidenceqa.ret
 2. leave-one-benchmark-out: for each benchmark, BM25, dense, the fixed default weight, a fixed
    weight fitted on the other benchmarks and the adaptive model fitted on the other benchmarks,
    all scored on the benchmark left out;
-3. the adaptive model fitted on every benchmark, with `--write-model FILE` saved for
-   `alpha = "adaptive"` (the packaged one is src/evidenceqa/retrieval/adaptive_alpha.json).
+   and the adaptive model over score-distribution fusion, its temperatures also chosen on the
+   others (the lists are fused again at each pair of `TEMPERATURES`);
+3. the adaptive model over score distributions fitted on every benchmark, with `--write-model FILE`
+   saved for `alpha = "adaptive"` (the packaged one is src/evidenceqa/retrieval/adaptive_alpha.json).
 
 `--write-alpha FILE` also learns the per-query-class table of `alpha = "learned"`. Example:
 
@@ -30,11 +32,12 @@ import numpy as np
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
 from evidenceqa.bench.fusion import (
+    DEPTH,
     GRID,
     Scored,
     at_alpha,
     curve,
-    fit_adaptive,
+    fit_distribution_adaptive,
     leave_one_out,
     reciprocal_ranks,
 )
@@ -46,34 +49,45 @@ from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
 from evidenceqa.retrieval.retriever import Retriever
 from evidenceqa.text import markdown
 
-DEPTH = 100
 DEFAULT_ALPHA = 0.3
+# (keyword, dense) temperatures of score-distribution fusion tried; BM25 scores are per unit of
+# the question's idf mass, cosines as they are.
+TEMPERATURES = tuple((k, d) for k in (0.2, 0.28, 0.4) for d in (0.065, 0.08, 0.11))
+Families = dict[tuple[float, float], list[Scored]]
 SHOWN = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_CLASS_QUESTIONS = 20  # fewer questions than this: the class takes the overall best weight
 
 
 def candidates(
     retriever: Retriever, q: Question
-) -> tuple[dict[str, list[Hit]], dict[str, str], dict[str, float], str]:
-    """(each retriever's list, chunk id → body, the adaptive signals, the query class)."""
+) -> tuple[dict[str, list[Hit]], dict[str, str], dict[str, float], dict[str, float], str]:
+    """(each retriever's list, chunk id → body, the adaptive signals, each list's score scale, the
+    query class)."""
     lists: dict[str, list[Hit]] = {}
     text: dict[str, str] = {}
     for mode, name in (("bm25", "keyword"), ("dense", "dense")):
         response = retriever.search(q.question, k=DEPTH, mode=mode)
         lists[name] = [Hit(r.chunk.chunk_id, r.chunk.doc_id, r.score) for r in response.results]
         text.update((r.chunk.chunk_id, r.chunk.body) for r in response.results)
-    signals = retriever.signals(lists, response.keyword_terms)
-    return lists, text, signals, response.query_class
+    signals, scales = retriever.adaptive_inputs(lists, response.keyword_terms)
+    return lists, text, signals, scales, response.query_class
 
 
 def score_benchmark(
     retriever: Retriever, questions: list[Question]
-) -> tuple[list[Scored], list[tuple[float, float | None]], list[str]]:
-    """Each question's curve over GRID, its plain-RRF reciprocal ranks and its query class."""
+) -> tuple[list[Scored], Families, list[tuple[float, float | None]], list[str]]:
+    """Each question's curve over GRID (weighted fusion, and score distributions at each pair of
+    TEMPERATURES), its plain-RRF reciprocal ranks and its query class."""
     scored, rrf, classes = [], [], []
+    families: Families = {pair: [] for pair in TEMPERATURES}
     for q in questions:
-        lists, text, signals, query_class = candidates(retriever, q)
+        lists, text, signals, scales, query_class = candidates(retriever, q)
         scored.append(curve(lists, text, q.gold_doc_ids, q.gold_passages, signals))
+        for keyword, dense in TEMPERATURES:
+            softmax = Fusion("softmax", 0.5, 60, DEPTH, {"keyword": keyword, "dense": dense})
+            families[(keyword, dense)].append(
+                curve(lists, text, q.gold_doc_ids, q.gold_passages, signals, softmax, scales)
+            )
         hits = fuse(lists, dense_weights(0.5), Fusion("rrf", 0.5, 60, DEPTH), 10)
         rrf.append(
             reciprocal_ranks(
@@ -81,7 +95,7 @@ def score_benchmark(
             )
         )
         classes.append(query_class)
-    return scored, rrf, classes
+    return scored, families, rrf, classes
 
 
 def cell(doc: float, passage: float | None) -> str:
@@ -114,11 +128,16 @@ def fixed_table(sets: dict[str, list[Scored]], rrf: dict[str, list[tuple[float, 
     return markdown.table(headers, rows, [False] + [True] * (len(headers) - 1))
 
 
-def left_out_table(sets: dict[str, list[Scored]]) -> str:
+def by_pair(families: dict[str, Families]) -> dict[tuple[float, float], dict[str, list[Scored]]]:
+    """benchmark → pair → curves, turned into pair → benchmark → curves."""
+    return {pair: {name: curves[pair] for name, curves in families.items()} for pair in TEMPERATURES}
+
+
+def left_out_table(sets: dict[str, list[Scored]], families: dict[str, Families]) -> str:
     rows = [
         [r.benchmark, r.method, f"{r.doc:.3f}", "–" if r.passage is None else f"{r.passage:.3f}",
          "" if r.mean_alpha is None else f"{r.mean_alpha:.2f}"]
-        for r in leave_one_out(sets, DEFAULT_ALPHA)
+        for r in leave_one_out(sets, DEFAULT_ALPHA, dict(by_pair(families)))
     ]  # fmt: skip
     headers = [
         "Left out",
@@ -151,24 +170,29 @@ def main() -> None:
     parser.add_argument("--write-alpha", type=Path, default=None, help="save the per-class table here")
     args = parser.parse_args()
     sets: dict[str, list[Scored]] = {}
+    families: dict[str, Families] = {}
     rrf: dict[str, list[tuple[float, float | None]]] = {}
     classes: dict[str, list[str]] = {}
     with Engine.open(load_settings(home=args.home)) as engine:
         retriever = engine.retriever()
         for path in args.benchmarks:
             questions = [q for q in read_questions(path, args.limit) if q.answerable]
-            sets[path.stem], rrf[path.stem], classes[path.stem] = score_benchmark(retriever, questions)
+            sets[path.stem], families[path.stem], rrf[path.stem], classes[path.stem] = score_benchmark(
+                retriever, questions
+            )
     print("**Fixed weights**: doc / passage MRR@10 of weighted fusion at each dense weight α, plain RRF, "
           "and each retriever alone (questions in brackets)\n")  # fmt: skip
     print(fixed_table(sets, rrf))
     print(
         "**Leave one benchmark out**: every method fitted on the other benchmarks, scored on the one left out\n"
     )
-    print(left_out_table(sets))
-    model = fit_adaptive(sets)
+    print(left_out_table(sets, families))
+    model = fit_distribution_adaptive(dict(by_pair(families)))
     weights = [[name, f"{w:+.2f}"] for name, w in zip(model.signals, model.weights, strict=True)]
+    temperatures = f"temperatures: BM25 {model.temperatures['keyword']}, dense {model.temperatures['dense']}"
     print(
-        f"**Adaptive model fitted on every benchmark** (intercept {model.intercept:+.2f}; a positive weight leans dense)\n"
+        f"**Adaptive model over score distributions, fitted on every benchmark** ({temperatures}; "
+        f"intercept {model.intercept:+.2f}; a positive weight leans dense)\n"
     )
     print(markdown.table(["Signal (standardised)", "Weight"], weights, [False, True]))
     print(machine.measured_on())

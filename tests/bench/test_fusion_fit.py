@@ -7,9 +7,19 @@ import random
 import numpy as np
 import pytest
 
-from evidenceqa.bench.fusion import GRID, Scored, at_alpha, best_fixed, curve, fit_adaptive, leave_one_out
+from evidenceqa.bench.fusion import (
+    GRID,
+    Scored,
+    at_alpha,
+    best_fixed,
+    curve,
+    fit_adaptive,
+    fit_distribution_adaptive,
+    leave_one_out,
+)
 from evidenceqa.index.base import Hit
 from evidenceqa.retrieval.adaptive import SIGNALS
+from evidenceqa.retrieval.fusion import Fusion
 
 
 def _question(best_alpha: float, signal: float, rng: random.Random) -> Scored:
@@ -72,3 +82,34 @@ def test_curve_fuses_at_every_weight_as_search_does() -> None:
     assert scored.doc_rr[0] == 0.5 and scored.doc_rr[-1] == 1.0  # BM25 alone ranks D second, dense first
     assert scored.passage_rr is not None and scored.passage_rr[-1] == 1.0
     assert scored.objective[-1] == 1.0
+
+
+def test_curve_fuses_score_distributions_with_the_scales_given() -> None:
+    lists = {
+        "keyword": [Hit("k", "K", 10.2), Hit("d", "D", 10.0)],
+        "dense": [Hit("d", "D", 0.9), Hit("k", "K", 0.1)],
+    }
+    text = {"k": "keyword passage", "d": "the gold answer passage"}
+    softmax = Fusion("softmax", 0.5, 60, 100, {"keyword": 0.3, "dense": 0.1})
+    # BM25 barely prefers K; dense is sure of D: D wins at a mostly lexical weight.
+    scored = curve(lists, text, ["D"], [], {}, softmax, {"keyword": 10.0})
+    assert scored.doc_rr[GRID.index(0.3)] == 1.0
+    assert curve(lists, text, ["D"], [], {}).doc_rr[GRID.index(0.3)] == 0.5  # min-max: K first
+
+
+def test_the_distribution_fit_keeps_the_temperatures_that_rank_best_and_reports_them_left_out() -> None:
+    rng = random.Random(3)
+    sets = {name: _benchmark(rng, 40, shift) for name, shift in (("a", -0.3), ("b", 0.0), ("c", 0.3))}
+    # The same questions at a second pair of temperatures, where every question ranks worse.
+    worse = {name: [Scored(r.signals, r.doc_rr * 0.5, None) for r in rows] for name, rows in sets.items()}
+    families = {(0.2, 0.08): worse, (0.4, 0.11): sets}
+    model = fit_distribution_adaptive(families)
+    assert model.fusion == "softmax" and model.temperatures == {"keyword": 0.4, "dense": 0.11}
+    rows = [r for r in leave_one_out(sets, 0.3, families) if "score distributions" in r.method]
+    assert [r.benchmark for r in rows] == ["a", "b", "c"]
+    assert all("(T 0.4 / 0.11)" in r.method for r in rows)
+    adaptive = {
+        r.benchmark: r.doc for r in leave_one_out(sets, 0.3) if r.method == "adaptive, fitted on the others"
+    }
+    for r in rows:  # the same curves as the weighted rows: the same fit, the same figure
+        assert r.doc == pytest.approx(adaptive[r.benchmark])

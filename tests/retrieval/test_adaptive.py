@@ -11,7 +11,8 @@ import pytest
 from evidenceqa.answer.engine import Engine
 from evidenceqa.config import Settings
 from evidenceqa.index.base import Hit
-from evidenceqa.retrieval.adaptive import SIGNALS, AdaptiveAlpha, idf, query_signals
+from evidenceqa.retrieval.adaptive import SIGNALS, AdaptiveAlpha, idf, idf_mass, query_signals
+from evidenceqa.retrieval.fusion import dense_weights, fuse
 from tests.cli.test_cli import MODELS, run
 from tests.conftest import SAMPLE
 
@@ -35,6 +36,7 @@ def test_signals_of_two_lists_by_hand() -> None:
     # BM25's best chunk holds both terms, dense's best only the common one.
     assert signals["coverage_gap"] == pytest.approx(1 - common / (rare + common))
     assert signals["agreement"] == 1.0  # each best document is in the other's top ten
+    assert idf_mass(["rare", "common", "rare"], df) == pytest.approx(rare + common)  # each term once
 
 
 def test_signals_without_keyword_hits_are_defined() -> None:
@@ -81,6 +83,28 @@ def test_a_model_file_is_checked(tmp_path: Path) -> None:
         AdaptiveAlpha.load(path)
     with pytest.raises(ValueError, match=r"fit one with benchmarks/fusion_grid\.py"):
         AdaptiveAlpha.load(tmp_path / "missing.json")
+    path.write_text(json.dumps({**good, "fusion": "loudest"}))
+    with pytest.raises(ValueError, match="unknown fusion 'loudest'"):
+        AdaptiveAlpha.load(path)
+    path.write_text(json.dumps({**good, "temperatures": {"keyword": 0.2, "dense": 0.0}}))
+    with pytest.raises(ValueError, match="temperature must be positive"):
+        AdaptiveAlpha.load(path)
+
+
+def test_the_packaged_model_fuses_score_distributions_and_round_trips(tmp_path: Path) -> None:
+    model = AdaptiveAlpha.load()
+    assert model.fusion == "softmax" and set(model.temperatures) == {"keyword", "dense"}
+    fusion = model.fusion_of(0.4, depth=50)
+    assert (fusion.method, fusion.alpha, fusion.depth) == ("softmax", 0.4, 50)
+    assert fusion.temperatures == model.temperatures
+    model.write(tmp_path / "model.json")
+    assert AdaptiveAlpha.load(tmp_path / "model.json") == model
+
+
+def test_a_model_written_before_score_distributions_still_means_weighted_fusion(tmp_path: Path) -> None:
+    older = {k: v for k, v in AdaptiveAlpha.load().to_dict().items() if k not in ("fusion", "temperatures")}
+    (tmp_path / "model.json").write_text(json.dumps(older))
+    assert AdaptiveAlpha.load(tmp_path / "model.json").fusion_of(0.3, depth=100).method == "weighted"
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +127,29 @@ def test_adaptive_search_weighs_each_question_and_says_how(home: Path) -> None:
     with Engine.open(settings) as engine:  # the fixed weight: no signals computed
         fixed = engine.retriever().search("tranexamic acid total hip arthroplasty blood loss transfusion")
     assert fixed.alpha == 0.3 and fixed.signals == {}
+
+
+def test_adaptive_search_ranks_as_its_model_fuses_the_two_lists(home: Path) -> None:
+    """The ranking is the model's own fusion of the BM25 and dense lists at the question's weight,
+    BM25 scaled by the question's idf mass, not the settings' fusion."""
+    question = "Does shaving before spinal surgery raise the infection rate?"
+    settings = Settings(home=home, models_dir=MODELS).model_copy(
+        update={"alpha": "adaptive", "fusion": "rrf"}
+    )
+    with Engine.open(settings) as engine:
+        retriever = engine.retriever()
+        response = retriever.search(question, k=5)
+        depth = settings.fusion_depth
+        lists = {
+            name: [
+                Hit(r.chunk.chunk_id, r.chunk.doc_id, r.score)
+                for r in retriever.search(question, k=depth, mode=mode).results
+            ]
+            for name, mode in (("keyword", "bm25"), ("dense", "dense"))
+        }
+        _, scales = retriever.adaptive_inputs(lists, response.keyword_terms)
+    assert response.alpha is not None and scales["keyword"] > 0
+    model = AdaptiveAlpha.load()
+    expected = fuse(lists, dense_weights(response.alpha), model.fusion_of(response.alpha, depth), 5, scales)
+    assert [r.chunk.chunk_id for r in response.results] == [h.chunk_id for h in expected]
+    assert [r.score for r in response.results] == pytest.approx([h.score for h in expected])

@@ -9,14 +9,16 @@ never seen.
 The adaptive model (`evidenceqa.retrieval.adaptive.AdaptiveAlpha`) is fitted with one intercept per
 benchmark and shared signal weights: the weights then have to explain how questions differ within
 a style, and the style's own average is not learned as if it were a signal. A new library's
-questions get the mean of the intercepts. The objective is each benchmark's mean reciprocal rank
+questions get the mean of the intercepts. The same fit over score-distribution fusion
+(`fit_distribution_adaptive`) also chooses that fusion's two temperatures, on the benchmarks it is
+fitted on. The objective is each benchmark's mean reciprocal rank
 (passage and document averaged where the benchmark has passages), benchmarks weighted equally.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -27,6 +29,7 @@ from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
 
 GRID = tuple(round(i * 0.05, 2) for i in range(21))
 DEPTH = 100
+WEIGHTED = Fusion("weighted", 0.5, 60, DEPTH)
 L2 = 1e-3  # ridge on the standardised signal weights
 
 
@@ -53,12 +56,13 @@ def reciprocal_ranks(
 
 
 def curve(lists: dict[str, list[Hit]], text: dict[str, str], gold_docs: Sequence[str],
-          gold_passages: Sequence[str], signals: dict[str, float]) -> Scored:  # fmt: skip
-    """The question's reciprocal ranks at every weight of GRID (weighted fusion); `text`: chunk
-    id → body, for the passage level."""
+          gold_passages: Sequence[str], signals: dict[str, float], fusion: Fusion = WEIGHTED,
+          scales: dict[str, float] | None = None) -> Scored:  # fmt: skip
+    """The question's reciprocal ranks at every weight of GRID (`fusion` at that weight: min-max
+    weighted unless told); `text`: chunk id → body, for the passage level."""
     doc, passage = [], []
     for alpha in GRID:
-        hits = fuse(lists, dense_weights(alpha), Fusion("weighted", alpha, 60, DEPTH), 10)
+        hits = fuse(lists, dense_weights(alpha), replace(fusion, alpha=alpha), 10, scales)
         d, p = reciprocal_ranks([Ranked(h.doc_id, text[h.chunk_id]) for h in hits], gold_docs, gold_passages)
         doc.append(d)
         passage.append(p)
@@ -122,6 +126,26 @@ def fit_adaptive(sets: dict[str, Sequence[Scored]], signals: Sequence[str] = SIG
                          fitted_on=tuple(sets))  # fmt: skip
 
 
+def fit_distribution_adaptive(
+    families: dict[tuple[float, float], dict[str, Sequence[Scored]]],
+) -> AdaptiveAlpha:
+    """The adaptive model over score-distribution ("softmax") fusion: for each (keyword, dense)
+    temperature pair, `families` holds every benchmark's curves fused at those temperatures; the
+    pair whose fitted model scores best on these same benchmarks is kept, with its model."""
+    best: tuple[float, AdaptiveAlpha] | None = None
+    for (keyword, dense), sets in families.items():
+        model = fit_adaptive(sets)
+        # benchmarks weighted equally, as in the fit
+        value = float(np.mean([np.mean([_interpolate(r.objective, model.alpha(r.signals)) for r in rows])
+                               for rows in sets.values()]))  # fmt: skip
+        if best is None or value > best[0]:
+            temperatures = {"keyword": keyword, "dense": dense}
+            best = (value, replace(model, fusion="softmax", temperatures=temperatures))
+    if best is None:
+        raise ValueError("no temperature pair to fit")
+    return best[1]
+
+
 def adaptive_alphas(model: AdaptiveAlpha, rows: Sequence[Scored]) -> np.ndarray:
     return np.array([model.alpha(r.signals) for r in rows])
 
@@ -135,23 +159,37 @@ class LeftOut:
     mean_alpha: float | None
 
 
-def leave_one_out(sets: dict[str, Sequence[Scored]], default_alpha: float) -> list[LeftOut]:
+def leave_one_out(
+    sets: dict[str, Sequence[Scored]],
+    default_alpha: float,
+    families: dict[tuple[float, float], dict[str, Sequence[Scored]]] | None = None,
+) -> list[LeftOut]:
     """Per benchmark left out: BM25, dense, the fixed default, a fixed weight fitted on the others,
-    and the adaptive model fitted on the others."""
+    the adaptive model fitted on the others and, given score-distribution curves per temperature
+    pair (`families`), the adaptive model over them with its temperatures chosen on the others."""
     rows: list[LeftOut] = []
     for held, data in sets.items():
         rest = {name: items for name, items in sets.items() if name != held}
         fitted = best_fixed(rest)
         model = fit_adaptive(rest)
         choices = [
-            ("bm25", np.zeros(len(data))),
-            ("dense", np.ones(len(data))),
-            (f"fixed α={default_alpha} (default)", np.full(len(data), default_alpha)),
-            (f"fixed α fitted on the others ({fitted})", np.full(len(data), fitted)),
-            ("adaptive, fitted on the others", adaptive_alphas(model, data)),
+            ("bm25", data, np.zeros(len(data))),
+            ("dense", data, np.ones(len(data))),
+            (f"fixed α={default_alpha} (default)", data, np.full(len(data), default_alpha)),
+            (f"fixed α fitted on the others ({fitted})", data, np.full(len(data), fitted)),
+            ("adaptive, fitted on the others", data, adaptive_alphas(model, data)),
         ]
-        for method, alphas in choices:
-            doc, passage = at_alpha(data, alphas)
+        if families:
+            others = {
+                pair: {n: v for n, v in curves.items() if n != held} for pair, curves in families.items()
+            }
+            spread = fit_distribution_adaptive(others)
+            pair = (spread.temperatures["keyword"], spread.temperatures["dense"])
+            own = families[pair][held]
+            label = f"adaptive over score distributions, fitted on the others (T {pair[0]} / {pair[1]})"
+            choices.append((label, own, adaptive_alphas(spread, own)))
+        for method, curves, alphas in choices:
+            doc, passage = at_alpha(curves, alphas)
             mean_alpha = float(alphas.mean()) if method.startswith("adaptive") else None
             rows.append(LeftOut(held, method, doc, passage, mean_alpha))
     return rows

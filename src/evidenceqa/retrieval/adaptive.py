@@ -12,8 +12,9 @@ wins). Both lists say which case a question is, before fusing:
   share in dense's best chunk (a paraphrase match covers few of them; a lexical one all);
 - `agreement`: whether each list's best document is in the other's top ten.
 
-`AdaptiveAlpha` maps them to a weight, alpha = sigmoid(intercept + Σ w · standardised signal),
-each standardised signal clipped to ±CLIP so that one freak value (a tiny library's margins)
+`AdaptiveAlpha` maps them to a weight, alpha = sigmoid(intercept + Σ w · standardised signal), for
+the fusion it was fitted with (`fusion`: "weighted" min-max, or "softmax" score distributions at
+its `temperatures`; evidenceqa.retrieval.fusion), each standardised signal clipped to ±CLIP so that one freak value (a tiny library's margins)
 cannot decide alone.
 Its coefficients are fitted by benchmarks/fusion_grid.py on the development benchmarks with a
 leave-one-benchmark-out check and ship with the package (`adaptive_alpha.json`): every signal is a
@@ -25,11 +26,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, get_args
 
 from evidenceqa.index.base import Hit
+from evidenceqa.retrieval.fusion import UNIT_TEMPERATURES, Fusion, FusionMethod
 
 SIGNALS = (
     "dense_top",
@@ -50,6 +52,13 @@ def idf(df: int, chunks: int) -> float:
     return math.log(1 + (chunks - df + 0.5) / (df + 0.5))
 
 
+def idf_mass(query_terms: Sequence[str], term_df: tuple[int, Mapping[str, int]]) -> float:
+    """The summed idf of the question's distinct analysed terms: the most BM25 can score (before
+    term-frequency saturation), so a score over it says how much of the question a chunk matched."""
+    chunks, df = term_df
+    return sum(idf(df.get(t, 0), max(chunks, 1)) for t in set(query_terms))
+
+
 def query_signals(
     lists: Mapping[str, Sequence[Hit]],
     query_terms: Sequence[str],
@@ -62,7 +71,7 @@ def query_signals(
     keyword, dense = list(lists.get("keyword", ())), list(lists.get("dense", ()))
     chunks, df = term_df
     weights = {t: idf(df.get(t, 0), max(chunks, 1)) for t in set(query_terms)}
-    total = sum(weights.values())
+    total = idf_mass(query_terms, term_df)
 
     def covered(hits: list[Hit]) -> float:
         if not hits or not total:
@@ -82,6 +91,12 @@ def query_signals(
         "coverage_gap": covered(keyword) - covered(dense),
         "agreement": _agreement(keyword, dense),
     }
+
+
+def _fusion_method(value: object) -> FusionMethod:
+    if value not in get_args(FusionMethod):
+        raise ValueError(f"unknown fusion {value!r} (known: {', '.join(get_args(FusionMethod))})")
+    return cast(FusionMethod, value)
 
 
 def _log_ratio(top: float, other: float) -> float:
@@ -108,6 +123,13 @@ class AdaptiveAlpha:
     low: float = 0.0
     high: float = 1.0
     fitted_on: tuple[str, ...] = ()  # the benchmarks it was fitted on, for the record
+    # The fusion its weights are for: a weight means something only for the fusion it was fitted on.
+    fusion: FusionMethod = "weighted"
+    temperatures: Mapping[str, float] = field(default_factory=lambda: dict(UNIT_TEMPERATURES))
+
+    def fusion_of(self, alpha: float, depth: int, rrf_k: int = 60) -> Fusion:
+        """How to fuse a question given this model's weight for it."""
+        return Fusion(self.fusion, alpha, rrf_k, depth, dict(self.temperatures))
 
     def alpha(self, signals: Mapping[str, float]) -> float:
         z = self.intercept + sum(
@@ -135,11 +157,15 @@ class AdaptiveAlpha:
             low=float(data.get("low", 0.0)),
             high=float(data.get("high", 1.0)),
             fitted_on=tuple(str(b) for b in data.get("fitted_on", ())),
+            fusion=_fusion_method(data.get("fusion", "weighted")),
+            temperatures={str(k): float(v) for k, v in data.get("temperatures", UNIT_TEMPERATURES).items()},
         )
         if not len(model.mean) == len(model.scale) == len(model.weights) == len(names):
             raise ValueError("signals, mean, scale and weights differ in length")
         if any(s <= 0 for s in model.scale) or not 0.0 <= model.low <= model.high <= 1.0:
             raise ValueError("every scale must be positive and 0 ≤ low ≤ high ≤ 1")
+        if any(t <= 0 for t in model.temperatures.values()):
+            raise ValueError("every temperature must be positive")
         return model
 
     @classmethod

@@ -6,7 +6,8 @@ question ─▶ temporal phrase → year filter (or recency boost); a phrase abo
          ─▶ abbreviation expansion from the library's own vocabulary (keyword side)
          ─▶ keyword (BM25 on analysed terms) and dense (embedding) search, pre-filtered in the engine
          ─▶ fusion (RRF or weighted, dense weight alpha from the settings, the seed's rules or a
-            learned per-class table)
+            learned per-class table; alpha = "adaptive": per question, in the fusion its model was
+            fitted for)
          ─▶ optionally a second stage: a cross-encoder re-scores the top candidates (evidenceqa.retrieval.rerank)
          ─▶ chunks from the catalogue
 """
@@ -29,7 +30,7 @@ from evidenceqa.index.base import CONTENT_LEVELS, Filters, Hit, SearchBackend
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.versions import Successor
 from evidenceqa.library.vocabulary import Vocabulary
-from evidenceqa.retrieval.adaptive import AdaptiveAlpha, query_signals
+from evidenceqa.retrieval.adaptive import AdaptiveAlpha, idf_mass, query_signals
 from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
 from evidenceqa.retrieval.query_class import classify, learned_alpha, rule_alpha
 from evidenceqa.retrieval.question import QuestionError, clean_question
@@ -162,7 +163,9 @@ class Retriever:
         clock.lap("parse")
         query_class = classify(parsed.text)
         lists = self._lists(parsed, terms, mode, applied, k, clock)
-        signals = self.signals(lists, terms) if mode == "hybrid" and self.adaptive else {}
+        signals, scales = (
+            self.adaptive_inputs(lists, terms) if mode == "hybrid" and self.adaptive else ({}, {})
+        )
         alpha = (
             None
             if mode != "hybrid"
@@ -170,7 +173,7 @@ class Retriever:
             if self.adaptive
             else self._alpha(query_class)
         )
-        hits = self._ranked(lists, mode, alpha)
+        hits = self._ranked(lists, mode, alpha, scales)
         if parsed.recency:
             hits = _current_first(_boost_recent(hits, self.catalogue), self.catalogue)
         if applied.prefer_evidence:
@@ -214,24 +217,36 @@ class Retriever:
         clock.lap("search")
         return lists
 
-    def signals(self, lists: dict[str, list[Hit]], terms: str) -> dict[str, float]:
-        """What the adaptive weight reads of one question's two lists (evidenceqa.retrieval.adaptive)."""
+    def adaptive_inputs(
+        self, lists: dict[str, list[Hit]], terms: str
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """What the adaptive weight reads of one question's two lists (evidenceqa.retrieval.adaptive),
+        and what score-distribution fusion divides each list's scores by (BM25: the question's idf mass)."""
         query_terms = terms.split()
         best = [hits[0].chunk_id for hits in lists.values() if hits]
         top_terms = {
             cid: set(analyze(chunk.text).split()) for cid, chunk in self.catalogue.get_chunks(best).items()
         }
-        return query_signals(lists, query_terms, self.catalogue.term_frequencies(query_terms), top_terms)
+        term_df = self.catalogue.term_frequencies(query_terms)
+        signals = query_signals(lists, query_terms, term_df, top_terms)
+        return signals, {"keyword": idf_mass(query_terms, term_df)}
 
-    def _ranked(self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None) -> list[Hit]:
+    def _ranked(
+        self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None, scales: dict[str, float]
+    ) -> list[Hit]:
         if mode != "hybrid":
             hits = next(iter(lists.values()), [])
             for rank, hit in enumerate(hits, start=1):
                 hit.ranks = {"dense" if mode == "dense" else "keyword": rank}
             return hits
-        fusion = Fusion(self.settings.fusion, alpha if alpha is not None else 0.5, self.settings.rrf_k,
-                        self.settings.fusion_depth)  # fmt: skip
-        return fuse(lists, dense_weights(fusion.alpha), fusion, fusion.depth)
+        weight = alpha if alpha is not None else 0.5
+        depth = self.settings.fusion_depth
+        fusion = (
+            self.adaptive.fusion_of(weight, depth, self.settings.rrf_k)
+            if self.adaptive
+            else Fusion(self.settings.fusion, weight, self.settings.rrf_k, depth)
+        )
+        return fuse(lists, dense_weights(fusion.alpha), fusion, fusion.depth, scales)
 
     def _alpha(self, query_class: str) -> float:
         setting = self.settings.alpha
