@@ -59,6 +59,9 @@ def main() -> int:
         if new != text:
             stale.append(path)
             if not args.check:
+                # A block can run for an hour; an edit made to the page meanwhile must not be lost.
+                if path.read_text(encoding="utf-8") != text:
+                    raise SystemExit(f"{path} changed while its blocks were regenerated: run again")
                 path.write_text(new, encoding="utf-8")
     for path in stale:
         print(f"{'out of date' if args.check else 'updated'}: {path}")

@@ -47,3 +47,25 @@ def test_every_generated_block_has_content():
     for path in DOCS:
         for match in update_docs.BLOCK.finditer(path.read_text(encoding="utf-8")):
             assert match.group("body").strip(), f"{path.name}: empty block for `{match.group('command')}`"
+
+
+def test_a_page_edited_while_its_blocks_run_is_not_overwritten(tmp_path, monkeypatch):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "Prose.\n<!-- generated: evidenceqa --version -->\nold\n<!-- end generated -->\n", encoding="utf-8"
+    )
+
+    def slow_command(command):
+        page.write_text(page.read_text(encoding="utf-8").replace("Prose.", "Edited prose."), encoding="utf-8")
+        return "new\n"
+
+    monkeypatch.setattr(update_docs, "run", slow_command)
+    monkeypatch.setattr("sys.argv", ["update_docs.py", str(page)])
+    with pytest.raises(SystemExit, match="changed while its blocks were regenerated"):
+        update_docs.main()
+    assert page.read_text(encoding="utf-8").startswith("Edited prose.\n")
+    monkeypatch.setattr(update_docs, "run", lambda command: "new\n")
+    assert update_docs.main() == 0  # unchanged meanwhile: written
+    assert "Edited prose.\n<!-- generated: evidenceqa --version -->\nnew\n" in page.read_text(
+        encoding="utf-8"
+    )
