@@ -34,6 +34,7 @@ from evidenceqa.bench import machine
 from evidenceqa.bench.fusion import (
     DEPTH,
     GRID,
+    Families,
     Scored,
     at_alpha,
     curve,
@@ -53,7 +54,8 @@ DEFAULT_ALPHA = 0.3
 # (keyword, dense) temperatures of score-distribution fusion tried; BM25 scores are per unit of
 # the question's idf mass, cosines as they are.
 TEMPERATURES = tuple((k, d) for k in (0.2, 0.28, 0.4) for d in (0.065, 0.08, 0.11))
-Families = dict[tuple[float, float], list[Scored]]
+SOFTMAX = {(k, d): Fusion("softmax", 0.5, 60, DEPTH, {"keyword": k, "dense": d}) for k, d in TEMPERATURES}
+Curves = dict[tuple[float, float], list[Scored]]  # one benchmark's curves per temperature pair
 SHOWN = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_CLASS_QUESTIONS = 20  # fewer questions than this: the class takes the overall best weight
 
@@ -75,17 +77,16 @@ def candidates(
 
 def score_benchmark(
     retriever: Retriever, questions: list[Question]
-) -> tuple[list[Scored], Families, list[tuple[float, float | None]], list[str]]:
+) -> tuple[list[Scored], Curves, list[tuple[float, float | None]], list[str]]:
     """Each question's curve over GRID (weighted fusion, and score distributions at each pair of
     TEMPERATURES), its plain-RRF reciprocal ranks and its query class."""
     scored, rrf, classes = [], [], []
-    families: Families = {pair: [] for pair in TEMPERATURES}
+    families: Curves = {pair: [] for pair in TEMPERATURES}
     for q in questions:
         lists, text, signals, scales, query_class = candidates(retriever, q)
         scored.append(curve(lists, text, q.gold_doc_ids, q.gold_passages, signals))
-        for keyword, dense in TEMPERATURES:
-            softmax = Fusion("softmax", 0.5, 60, DEPTH, {"keyword": keyword, "dense": dense})
-            families[(keyword, dense)].append(
+        for pair, softmax in SOFTMAX.items():
+            families[pair].append(
                 curve(lists, text, q.gold_doc_ids, q.gold_passages, signals, softmax, scales)
             )
         hits = fuse(lists, dense_weights(0.5), Fusion("rrf", 0.5, 60, DEPTH), 10)
@@ -128,16 +129,16 @@ def fixed_table(sets: dict[str, list[Scored]], rrf: dict[str, list[tuple[float, 
     return markdown.table(headers, rows, [False] + [True] * (len(headers) - 1))
 
 
-def by_pair(families: dict[str, Families]) -> dict[tuple[float, float], dict[str, list[Scored]]]:
+def by_pair(families: dict[str, Curves]) -> Families:
     """benchmark → pair → curves, turned into pair → benchmark → curves."""
     return {pair: {name: curves[pair] for name, curves in families.items()} for pair in TEMPERATURES}
 
 
-def left_out_table(sets: dict[str, list[Scored]], families: dict[str, Families]) -> str:
+def left_out_table(sets: dict[str, list[Scored]], families: dict[str, Curves]) -> str:
     rows = [
         [r.benchmark, r.method, f"{r.doc:.3f}", "–" if r.passage is None else f"{r.passage:.3f}",
          "" if r.mean_alpha is None else f"{r.mean_alpha:.2f}"]
-        for r in leave_one_out(sets, DEFAULT_ALPHA, dict(by_pair(families)))
+        for r in leave_one_out(sets, DEFAULT_ALPHA, by_pair(families))
     ]  # fmt: skip
     headers = [
         "Left out",
@@ -170,7 +171,7 @@ def main() -> None:
     parser.add_argument("--write-alpha", type=Path, default=None, help="save the per-class table here")
     args = parser.parse_args()
     sets: dict[str, list[Scored]] = {}
-    families: dict[str, Families] = {}
+    families: dict[str, Curves] = {}
     rrf: dict[str, list[tuple[float, float | None]]] = {}
     classes: dict[str, list[str]] = {}
     with Engine.open(load_settings(home=args.home)) as engine:
@@ -187,7 +188,7 @@ def main() -> None:
         "**Leave one benchmark out**: every method fitted on the other benchmarks, scored on the one left out\n"
     )
     print(left_out_table(sets, families))
-    model = fit_distribution_adaptive(dict(by_pair(families)))
+    model = fit_distribution_adaptive(by_pair(families))
     weights = [[name, f"{w:+.2f}"] for name, w in zip(model.signals, model.weights, strict=True)]
     temperatures = f"temperatures: BM25 {model.temperatures['keyword']}, dense {model.temperatures['dense']}"
     print(

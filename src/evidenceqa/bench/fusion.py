@@ -17,7 +17,7 @@ fitted on. The objective is each benchmark's mean reciprocal rank
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -126,15 +126,17 @@ def fit_adaptive(sets: dict[str, Sequence[Scored]], signals: Sequence[str] = SIG
                          fitted_on=tuple(sets))  # fmt: skip
 
 
-def fit_distribution_adaptive(
-    families: dict[tuple[float, float], dict[str, Sequence[Scored]]],
-) -> AdaptiveAlpha:
+# (keyword, dense) temperature pair → benchmark → its questions' curves fused at those temperatures
+Families = Mapping[tuple[float, float], Mapping[str, Sequence[Scored]]]
+
+
+def fit_distribution_adaptive(families: Families) -> AdaptiveAlpha:
     """The adaptive model over score-distribution ("softmax") fusion: for each (keyword, dense)
     temperature pair, `families` holds every benchmark's curves fused at those temperatures; the
     pair whose fitted model scores best on these same benchmarks is kept, with its model."""
     best: tuple[float, AdaptiveAlpha] | None = None
     for (keyword, dense), sets in families.items():
-        model = fit_adaptive(sets)
+        model = fit_adaptive(dict(sets))
         # benchmarks weighted equally, as in the fit
         value = float(np.mean([np.mean([_interpolate(r.objective, model.alpha(r.signals)) for r in rows])
                                for rows in sets.values()]))  # fmt: skip
@@ -162,7 +164,7 @@ class LeftOut:
 def leave_one_out(
     sets: dict[str, Sequence[Scored]],
     default_alpha: float,
-    families: dict[tuple[float, float], dict[str, Sequence[Scored]]] | None = None,
+    families: Families | None = None,
 ) -> list[LeftOut]:
     """Per benchmark left out: BM25, dense, the fixed default, a fixed weight fitted on the others,
     the adaptive model fitted on the others and, given score-distribution curves per temperature

@@ -12,10 +12,10 @@ wins). Both lists say which case a question is, before fusing:
   share in dense's best chunk (a paraphrase match covers few of them; a lexical one all);
 - `agreement`: whether each list's best document is in the other's top ten.
 
-`AdaptiveAlpha` maps them to a weight, alpha = sigmoid(intercept + Σ w · standardised signal), for
-the fusion it was fitted with (`fusion`: "weighted" min-max, or "softmax" score distributions at
-its `temperatures`; evidenceqa.retrieval.fusion), each standardised signal clipped to ±CLIP so that one freak value (a tiny library's margins)
-cannot decide alone.
+`AdaptiveAlpha` maps them to a weight, alpha = sigmoid(intercept + Σ w · standardised signal),
+each standardised signal clipped to ±CLIP so that one freak value (a tiny library's margins)
+cannot decide alone. The weight is for the fusion the model was fitted with (`fusion`: "weighted"
+min-max, or "softmax" score distributions at its `temperatures`; evidenceqa.retrieval.fusion).
 Its coefficients are fitted by benchmarks/fusion_grid.py on the development benchmarks with a
 leave-one-benchmark-out check and ship with the package (`adaptive_alpha.json`): every signal is a
 ratio, share or cosine, so nothing in it depends on the library it was fitted on.
@@ -52,11 +52,16 @@ def idf(df: int, chunks: int) -> float:
     return math.log(1 + (chunks - df + 0.5) / (df + 0.5))
 
 
+def term_idfs(query_terms: Sequence[str], term_df: tuple[int, Mapping[str, int]]) -> dict[str, float]:
+    """Each distinct analysed term of the question → its idf in the library."""
+    chunks, df = term_df
+    return {t: idf(df.get(t, 0), max(chunks, 1)) for t in set(query_terms)}
+
+
 def idf_mass(query_terms: Sequence[str], term_df: tuple[int, Mapping[str, int]]) -> float:
     """The summed idf of the question's distinct analysed terms: the most BM25 can score (before
     term-frequency saturation), so a score over it says how much of the question a chunk matched."""
-    chunks, df = term_df
-    return sum(idf(df.get(t, 0), max(chunks, 1)) for t in set(query_terms))
+    return sum(term_idfs(query_terms, term_df).values())
 
 
 def query_signals(
@@ -69,9 +74,8 @@ def query_signals(
     the analysed terms BM25 searched; `term_df`: (content chunks, term → chunks holding it) from
     the catalogue; `top_terms`: the analysed terms of each list's best chunk, by chunk id."""
     keyword, dense = list(lists.get("keyword", ())), list(lists.get("dense", ()))
-    chunks, df = term_df
-    weights = {t: idf(df.get(t, 0), max(chunks, 1)) for t in set(query_terms)}
-    total = idf_mass(query_terms, term_df)
+    weights = term_idfs(query_terms, term_df)
+    total = sum(weights.values())
 
     def covered(hits: list[Hit]) -> float:
         if not hits or not total:

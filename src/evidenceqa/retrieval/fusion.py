@@ -99,16 +99,13 @@ def _distributions(
     scores: dict[str, float] = {}
     for name, hits in lists.items():
         if not hits:
-            continue
+            continue  # every hit of every list is scored below: no chunk is left out of the fusion
         divisor = temperatures.get(name, 1.0) * (scales.get(name) or 1.0)
         logits = np.array([h.score for h in hits]) / divisor
         shares = np.exp(logits - logits.max())
         shares /= shares.sum()
         for hit, share in zip(hits, shares, strict=True):
             scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weights.get(name, 0.5) * float(share)
-    for hits in lists.values():
-        for hit in hits:
-            scores.setdefault(hit.chunk_id, 0.0)
     return scores
 
 
