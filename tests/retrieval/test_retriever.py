@@ -7,6 +7,7 @@ import pytest
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.index.base import Filters, Hit
+from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
 from evidenceqa.retrieval.question import QuestionError
 from evidenceqa.retrieval.retriever import _boost_recent
 from tests.conftest import indexed_engine
@@ -92,6 +93,27 @@ def test_recency_boost_lifts_newer_evidence_without_filtering(retriever):
     assert recent.filters == {} and "newer documents first" in recent.temporal
     assert recent.results[0].chunk.doc_id == "new-ssi"
     assert set(plain) == {r.chunk.doc_id for r in recent.results}
+
+
+def test_a_recency_question_under_adaptive_fusion_lifts_min_max_scores(engine):
+    """A score distribution can be so peaked that no lift reorders it, so a question asking for newer
+    evidence is fused by min-max scores at its own adaptive weight, then lifted."""
+    settings = engine.settings.model_copy(update={"alpha": "adaptive"})
+    adaptive = Engine(settings, engine.catalogue, engine.embedder, engine.backend).retriever(
+        today=date(2026, 11, 29)
+    )
+    recent = adaptive.search("latest evidence on surgical site infection SSI", k=3)
+    assert "newer documents first" in recent.temporal and recent.alpha is not None
+    depth = settings.fusion_depth
+    lists = {
+        name: [Hit(r.chunk.chunk_id, r.chunk.doc_id, r.score)
+               for r in adaptive.search(recent.query_text, k=depth, mode=mode).results]
+        for name, mode in (("keyword", "bm25"), ("dense", "dense"))
+    }  # fmt: skip
+    weighted = Fusion("weighted", recent.alpha, settings.rrf_k, depth)
+    expected = _boost_recent(fuse(lists, dense_weights(recent.alpha), weighted, depth), engine.catalogue)[:3]
+    assert [r.chunk.chunk_id for r in recent.results] == [h.chunk_id for h in expected]
+    assert [r.score for r in recent.results] == pytest.approx([h.score for h in expected])
 
 
 def test_vocabulary_mined_at_ingest_expands_abbreviations(retriever):

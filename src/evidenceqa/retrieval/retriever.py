@@ -173,7 +173,7 @@ class Retriever:
             if self.adaptive
             else self._alpha(query_class)
         )
-        hits = self._ranked(lists, mode, alpha, scales)
+        hits = self._ranked(lists, mode, alpha, scales, reordered=parsed.recency or applied.prefer_evidence)
         if parsed.recency:
             hits = _current_first(_boost_recent(hits, self.catalogue), self.catalogue)
         if applied.prefer_evidence:
@@ -231,9 +231,9 @@ class Retriever:
         signals = query_signals(lists, query_terms, term_df, top_terms)
         return signals, {"keyword": idf_mass(query_terms, term_df)}
 
-    def _ranked(
-        self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None, scales: dict[str, float]
-    ) -> list[Hit]:
+    def _ranked(self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None,
+                scales: dict[str, float], reordered: bool) -> list[Hit]:  # fmt: skip
+        """The fused candidates, best first; `reordered`: a recency or evidence lift follows."""
         if mode != "hybrid":
             hits = next(iter(lists.values()), [])
             for rank, hit in enumerate(hits, start=1):
@@ -241,11 +241,13 @@ class Retriever:
             return hits
         weight = alpha if alpha is not None else 0.5
         depth = self.settings.fusion_depth
-        fusion = (
-            self.adaptive.fusion_of(weight, depth, self.settings.rrf_k)
-            if self.adaptive
-            else Fusion(self.settings.fusion, weight, self.settings.rrf_k, depth)
-        )
+        if self.adaptive and not reordered:
+            fusion = self.adaptive.fusion_of(weight, depth, self.settings.rrf_k)
+        else:
+            # The lifts multiply fused scores and were set on min-max ones: a score distribution can
+            # be so peaked that no lift reorders it, so the question's weight fuses min-max scores.
+            method = "weighted" if self.adaptive else self.settings.fusion
+            fusion = Fusion(method, weight, self.settings.rrf_k, depth)
         return fuse(lists, dense_weights(fusion.alpha), fusion, fusion.depth, scales)
 
     def _alpha(self, query_class: str) -> float:
