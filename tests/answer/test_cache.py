@@ -67,6 +67,7 @@ def test_key_changes_with_question_filters_index_version_and_settings():
         "Is CHG safe?", filters, 3, "fp", k=10
     )
     assert cache_key("Is CHG safe?", filters, 3, "fp", calibration="a") != base
+    assert cache_key("Is CHG safe?", filters, 3, "fp", fusion_model="a") != base
 
 
 def test_filter_key_order_does_not_matter():

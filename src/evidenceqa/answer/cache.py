@@ -92,10 +92,12 @@ def cache_key(
     settings_fingerprint: str,
     k: int | None = None,
     calibration: str = "",
+    fusion_model: str = "",
 ) -> str:
     """The exact-match key of one answer; `filters` as `Filters.describe()` gives them, `k` the
     chunks it is written from when the call sets them, `calibration` a digest of the abstention
-    model (a refit changes which questions are answered without changing the index)."""
+    model (a refit changes which questions are answered without changing the index),
+    `fusion_model` one of the adaptive fusion's model (a new one ranks other evidence first)."""
     return _digest(
         {
             "format": ANSWER_FORMAT,
@@ -105,6 +107,7 @@ def cache_key(
             "settings": settings_fingerprint,
             "k": k,
             "calibration": calibration,
+            "fusion_model": fusion_model,
         }
     )
 

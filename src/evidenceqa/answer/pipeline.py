@@ -116,8 +116,9 @@ class Answerer:
         version = self.index_version()
         k = k or self.settings.evidence_k
         described = (filters or Filters()).describe() | ({} if question_years else {"question_years": False})
+        adaptive = self.retriever.adaptive
         key = cache_key(resolved.question, described, version, settings_fingerprint(self.settings), k,
-                        self.abstainer.fingerprint())  # fmt: skip
+                        self.abstainer.fingerprint(), adaptive.fingerprint() if adaptive else "")  # fmt: skip
         cached = self.cache.get(key) if use_cache else None
         if cached is not None:
             return self._from_cache(cached, resolved, started, on_delta)

@@ -23,6 +23,7 @@ ratio, share or cosine, so nothing in it depends on the library it was fitted on
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -145,6 +146,10 @@ class AdaptiveAlpha:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def fingerprint(self) -> str:
+        """A digest of the model: what another model ranked (a cached answer) is not this one's."""
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AdaptiveAlpha:
