@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evidenceqa.answer.abstain import FEATURES, Abstainer
+from evidenceqa.answer.cache import settings_fingerprint
 from evidenceqa.answer.calibration import Sample, calibrate, self_calibrate
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import gaps, machine
@@ -51,16 +52,17 @@ HEADERS = [
 ]
 
 
-def cached(path: Path, version: int, make: Callable[[], list[Sample]]) -> list[Sample]:
-    """The samples stored at `path` for this index version and these signals, else made and stored."""
+def cached(path: Path, version: int, searched: str, make: Callable[[], list[Sample]]) -> list[Sample]:
+    """The samples stored at `path` for this index version, these signals and these search settings
+    (`searched`: their fingerprint; another fusion finds other evidence), else made and stored."""
+    key = {"index_version": version, "features": list(FEATURES), "settings": searched}
     if path.is_file():
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data["index_version"] == version and data["features"] == list(FEATURES):
+        if all(data.get(name) == value for name, value in key.items()):
             return [Sample.from_dict(row) for row in data["samples"]]
     made = make()
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [s.to_dict() for s in made]
-    path.write_text(json.dumps({"index_version": version, "features": list(FEATURES), "samples": rows}))
+    path.write_text(json.dumps({**key, "samples": [s.to_dict() for s in made]}))
     return made
 
 
@@ -95,16 +97,19 @@ def main() -> None:
     with Engine.open(settings) as engine:
         retriever = engine.retriever()
         version = engine.catalogue.index_version
+        searched = settings_fingerprint(settings)
         for name in GAP_SETS:
             # covidqa-dev whole: its review covers the gap set `bench abstention` builds from all of it.
             limit = None if name == "covidqa-dev" else args.limit
             rows = gaps.build(read_questions(BENCHMARKS / f"{name}.jsonl", limit))
             review = gaps.read_review(REVIEW) if name == "covidqa-dev" else {}
-            sets[name] = cached(store / f"{name}-{limit}.json", version,
+            sets[name] = cached(store / f"{name}-{limit}.json", version, searched,
                                 lambda rows=rows, review=review: samples(retriever, rows, k, review))  # fmt: skip
         # Its rows say themselves which are answerable (meta.answerable), and hold nothing out.
         native = list(read_rows(BENCHMARKS / f"{NATIVE}.jsonl", dict, "a benchmark row"))
-        sets[NATIVE] = cached(store / f"{NATIVE}.json", version, lambda: samples(retriever, native, k, {}))
+        sets[NATIVE] = cached(
+            store / f"{NATIVE}.json", version, searched, lambda: samples(retriever, native, k, {})
+        )
         questions = args.questions or settings.calibration_questions
         own = self_calibrate(engine.catalogue, retriever, k, questions, MAX_FALSE)
     if own.model is None:
