@@ -46,7 +46,12 @@ def test_the_script_prints_every_left_out_method_and_writes_a_model(tmp_path: Pa
     out = script("fusion_grid.py", "--home", str(home), "--write-model", str(model), *benchmarks, env=env)
     assert "| lexical (3) |" in out and "| lay (3) |" in out  # the unanswerable rows are left out
     for held in QUESTIONS:
-        for method in ("bm25", "dense", "fixed α=0.3 (default)", "adaptive, fitted on the others"):
+        for method in ("bm25", "dense", "fixed α=0.3", "adaptive, fitted on the others"):
             assert f"| {held} | {method} |" in out
+        assert (
+            f"| {held} | adaptive over score distributions, with the library's own questions, fitted" in out
+        )
     fitted = AdaptiveAlpha.load(model)
-    assert fitted.signals == SIGNALS and fitted.fitted_on == ("lexical", "lay")
+    # The library's own questions are fitted beside the benchmarks, never named as one.
+    assert fitted.signals == SIGNALS and fitted.fitted_on == ("lexical", "lay", "library questions")
+    assert "fitted on every benchmark and" in out and "of the library's own questions" in out

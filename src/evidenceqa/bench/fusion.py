@@ -6,13 +6,21 @@ ranks. A method is judged on a benchmark it was not fitted on: `leave_one_out` f
 but one and reports on the one left out, so what is learned is what transfers to a question style
 never seen.
 
-The adaptive model (`evidenceqa.retrieval.adaptive.AdaptiveAlpha`) is fitted with one intercept per
-benchmark and shared signal weights: the weights then have to explain how questions differ within
-a style, and the style's own average is not learned as if it were a signal. A new library's
-questions get the mean of the intercepts. The same fit over score-distribution fusion
-(`fit_distribution_adaptive`) also chooses that fusion's two temperatures, on the benchmarks it is
-fitted on. The objective is each benchmark's mean reciprocal rank
-(passage and document averaged where the benchmark has passages), benchmarks weighted equally.
+The adaptive model (`evidenceqa.retrieval.adaptive.AdaptiveAlpha`) is fitted with shared signal
+weights and, by default, one intercept per benchmark: the weights then have to explain how
+questions differ within a style, and a new library's questions get the mean of the intercepts.
+The same fit over score-distribution fusion (`fit_distribution_adaptive`) also chooses that
+fusion's two temperatures, on the benchmarks it is fitted on.
+
+Every development style but one leans dense, so a model fitted without the expert questions has
+never seen a question written from the passage. The library's own questions (`LIBRARY`:
+`evidenceqa.answer.probes`, written from its sentences, never a benchmark question) are that
+style, on any library; fitted beside the benchmarks with one shared intercept
+(`shared_intercept`), the weights learn from the differences between styles as well, and nothing
+is fitted per style that a new library would have to guess.
+
+The objective is each set's mean reciprocal rank (passage and document averaged where it has
+passages), sets weighted equally.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ GRID = tuple(round(i * 0.05, 2) for i in range(21))
 DEPTH = 100
 WEIGHTED = Fusion("weighted", 0.5, 60, DEPTH)
 L2 = 1e-3  # ridge on the standardised signal weights
+LIBRARY = "library questions"  # the name of the library's own questions among the fitted sets
 
 
 @dataclass(frozen=True)
@@ -92,8 +101,11 @@ def best_fixed(sets: dict[str, Sequence[Scored]]) -> float:
     return GRID[int(np.argmax(means))]
 
 
-def fit_adaptive(sets: dict[str, Sequence[Scored]], signals: Sequence[str] = SIGNALS) -> AdaptiveAlpha:
-    """Signal weights shared by every benchmark, one intercept each; the model keeps their mean."""
+def fit_adaptive(
+    sets: Mapping[str, Sequence[Scored]], signals: Sequence[str] = SIGNALS, shared_intercept: bool = False
+) -> AdaptiveAlpha:
+    """Signal weights shared by every set, and one intercept each (the model keeps their mean) or,
+    with `shared_intercept`, one for all."""
     from scipy.optimize import minimize
 
     names = tuple(signals)
@@ -103,13 +115,13 @@ def fit_adaptive(sets: dict[str, Sequence[Scored]], signals: Sequence[str] = SIG
     mean, scale = stacked.mean(axis=0), stacked.std(axis=0) + 1e-9
     k = len(names)
     positions = [np.arange(len(x)) for x, _ in matrices]
+    intercepts = 1 if shared_intercept else len(matrices)
 
     def loss(params: np.ndarray) -> float:
         weights, total = params[:k], 0.0
         for s, ((x, objective), index) in enumerate(zip(matrices, positions, strict=True)):
-            alphas = 1.0 / (
-                1.0 + np.exp(-(params[k + s] + np.clip((x - mean) / scale, -CLIP, CLIP) @ weights))
-            )
+            intercept = params[k + (0 if shared_intercept else s)]
+            alphas = 1.0 / (1.0 + np.exp(-(intercept + np.clip((x - mean) / scale, -CLIP, CLIP) @ weights)))
             place = alphas * (len(GRID) - 1)
             low = np.floor(place).astype(int)
             high = np.minimum(low + 1, len(GRID) - 1)
@@ -117,7 +129,7 @@ def fit_adaptive(sets: dict[str, Sequence[Scored]], signals: Sequence[str] = SIG
             total += float(np.mean((1 - share) * objective[index, low] + share * objective[index, high]))
         return -total / len(matrices) + L2 * float(weights @ weights)
 
-    starts = [np.r_[np.zeros(k), np.full(len(matrices), start)] for start in (0.0, -0.85)]
+    starts = [np.r_[np.zeros(k), np.full(intercepts, start)] for start in (0.0, -0.85)]
     fits = [minimize(loss, x0, method="Powell", options={"maxiter": 40000, "xtol": 1e-3, "ftol": 1e-7})
             for x0 in starts]  # fmt: skip
     best = min(fits, key=lambda f: f.fun).x
@@ -130,13 +142,13 @@ def fit_adaptive(sets: dict[str, Sequence[Scored]], signals: Sequence[str] = SIG
 Families = Mapping[tuple[float, float], Mapping[str, Sequence[Scored]]]
 
 
-def fit_distribution_adaptive(families: Families) -> AdaptiveAlpha:
+def fit_distribution_adaptive(families: Families, shared_intercept: bool = False) -> AdaptiveAlpha:
     """The adaptive model over score-distribution ("softmax") fusion: for each (keyword, dense)
-    temperature pair, `families` holds every benchmark's curves fused at those temperatures; the
-    pair whose fitted model scores best on these same benchmarks is kept, with its model."""
+    temperature pair, `families` holds every set's curves fused at those temperatures; the pair
+    whose fitted model scores best on these same sets is kept, with its model."""
     best: tuple[float, AdaptiveAlpha] | None = None
     for (keyword, dense), sets in families.items():
-        model = fit_adaptive(dict(sets))
+        model = fit_adaptive(sets, shared_intercept=shared_intercept)
         # benchmarks weighted equally, as in the fit
         value = float(np.mean([np.mean([_interpolate(r.objective, model.alpha(r.signals)) for r in rows])
                                for rows in sets.values()]))  # fmt: skip
@@ -163,12 +175,15 @@ class LeftOut:
 
 def leave_one_out(
     sets: dict[str, Sequence[Scored]],
-    default_alpha: float,
+    baseline_alpha: float,
     families: Families | None = None,
+    library: Mapping[tuple[float, float], Sequence[Scored]] | None = None,
 ) -> list[LeftOut]:
-    """Per benchmark left out: BM25, dense, the fixed default, a fixed weight fitted on the others,
+    """Per benchmark left out: BM25, dense, the fixed baseline weight, a fixed weight fitted on the others,
     the adaptive model fitted on the others and, given score-distribution curves per temperature
-    pair (`families`), the adaptive model over them with its temperatures chosen on the others."""
+    pair (`families`), the adaptive model over them with its temperatures chosen on the others;
+    given the library's own questions' curves per pair too (`library`), that model fitted on the
+    others and the library's questions with one intercept."""
     rows: list[LeftOut] = []
     for held, data in sets.items():
         rest = {name: items for name, items in sets.items() if name != held}
@@ -177,7 +192,7 @@ def leave_one_out(
         choices = [
             ("bm25", data, np.zeros(len(data))),
             ("dense", data, np.ones(len(data))),
-            (f"fixed α={default_alpha} (default)", data, np.full(len(data), default_alpha)),
+            (f"fixed α={baseline_alpha}", data, np.full(len(data), baseline_alpha)),
             (f"fixed α fitted on the others ({fitted})", data, np.full(len(data), fitted)),
             ("adaptive, fitted on the others", data, adaptive_alphas(model, data)),
         ]
@@ -190,6 +205,14 @@ def leave_one_out(
             own = families[pair][held]
             label = f"adaptive over score distributions, fitted on the others (T {pair[0]} / {pair[1]})"
             choices.append((label, own, adaptive_alphas(spread, own)))
+            if library:
+                joined = {pair: {**curves, LIBRARY: library[pair]} for pair, curves in others.items()}
+                styles = fit_distribution_adaptive(joined, shared_intercept=True)
+                pair = (styles.temperatures["keyword"], styles.temperatures["dense"])
+                own = families[pair][held]
+                label = (f"adaptive over score distributions, with the library's own questions, "
+                         f"fitted on the others (T {pair[0]} / {pair[1]})")  # fmt: skip
+                choices.append((label, own, adaptive_alphas(styles, own)))
         for method, curves, alphas in choices:
             doc, passage = at_alpha(curves, alphas)
             mean_alpha = float(alphas.mean()) if method.startswith("adaptive") else None
