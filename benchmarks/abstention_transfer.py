@@ -97,7 +97,9 @@ def main() -> None:
     with Engine.open(settings) as engine:
         retriever = engine.retriever()
         version = engine.catalogue.index_version
-        searched = settings_fingerprint(settings)
+        # With alpha = adaptive, a refitted packaged model ranks other evidence under the same settings.
+        adaptive = retriever.adaptive
+        searched = f"{settings_fingerprint(settings)}/{adaptive.fingerprint() if adaptive else ''}"
         for name in GAP_SETS:
             # covidqa-dev whole: its review covers the gap set `bench abstention` builds from all of it.
             limit = None if name == "covidqa-dev" else args.limit

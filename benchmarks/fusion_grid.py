@@ -38,7 +38,6 @@ from evidenceqa.bench import machine
 from evidenceqa.bench.fusion import (
     DEPTH,
     GRID,
-    LIBRARY,
     Families,
     Scored,
     at_alpha,
@@ -46,6 +45,7 @@ from evidenceqa.bench.fusion import (
     fit_distribution_adaptive,
     leave_one_out,
     reciprocal_ranks,
+    with_library,
 )
 from evidenceqa.bench.metrics import Ranked
 from evidenceqa.bench.retrieval import Question, read_questions
@@ -65,7 +65,7 @@ Curves = dict[tuple[float, float], list[Scored]]  # one benchmark's curves per t
 SHOWN = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_CLASS_QUESTIONS = 20  # fewer questions than this: the class takes the overall best weight
 # The library's own questions fitted beside the benchmarks: more than any benchmark holds, so a few
-# odd ones do not decide (left-out figures moved by about 0.002 between samples of 600 and 1,200).
+# odd ones do not decide.
 LIBRARY_QUESTIONS = 1200
 
 
@@ -202,8 +202,7 @@ def main() -> None:
         "**Leave one benchmark out**: every method fitted on the other benchmarks, scored on the one left out\n"
     )
     print(left_out_table(sets, families, library))
-    joined = {pair: {**curves, LIBRARY: library[pair]} if library else curves
-              for pair, curves in by_pair(families).items()}  # fmt: skip
+    joined = with_library(by_pair(families), library) if library else by_pair(families)
     model = fit_distribution_adaptive(joined, shared_intercept=bool(library))
     weights = [[name, f"{w:+.2f}"] for name, w in zip(model.signals, model.weights, strict=True)]
     fitted_on = "every benchmark" + (f" and {len(asked):,} of the library's own questions" if asked else "")

@@ -142,6 +142,11 @@ def fit_adaptive(
 Families = Mapping[tuple[float, float], Mapping[str, Sequence[Scored]]]
 
 
+def with_library(families: Families, library: Mapping[tuple[float, float], Sequence[Scored]]) -> Families:
+    """`families` with the library's own questions' curves (per temperature pair) added as one set."""
+    return {pair: {**sets, LIBRARY: library[pair]} for pair, sets in families.items()}
+
+
 def fit_distribution_adaptive(families: Families, shared_intercept: bool = False) -> AdaptiveAlpha:
     """The adaptive model over score-distribution ("softmax") fusion: for each (keyword, dense)
     temperature pair, `families` holds every set's curves fused at those temperatures; the pair
@@ -206,8 +211,7 @@ def leave_one_out(
             label = f"adaptive over score distributions, fitted on the others (T {pair[0]} / {pair[1]})"
             choices.append((label, own, adaptive_alphas(spread, own)))
             if library:
-                joined = {pair: {**curves, LIBRARY: library[pair]} for pair, curves in others.items()}
-                styles = fit_distribution_adaptive(joined, shared_intercept=True)
+                styles = fit_distribution_adaptive(with_library(others, library), shared_intercept=True)
                 pair = (styles.temperatures["keyword"], styles.temperatures["dense"])
                 own = families[pair][held]
                 label = (f"adaptive over score distributions, with the library's own questions, "
