@@ -34,6 +34,7 @@ from evidenceqa.bench.answers import evaluate, halves, samples
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.jsonl import read_rows
+from evidenceqa.retrieval.retriever import FIXED_ALPHA
 from evidenceqa.text import markdown
 
 BENCHMARKS = Path("../shared/data/benchmarks")
@@ -97,9 +98,12 @@ def main() -> None:
     with Engine.open(settings) as engine:
         retriever = engine.retriever()
         version = engine.catalogue.index_version
-        # With alpha = adaptive, a refitted packaged model ranks other evidence under the same settings.
+        # With alpha = adaptive, a refitted packaged model ranks other evidence under the same
+        # settings, and abstention reads the evidence at the fixed weight FIXED_ALPHA.
         adaptive = retriever.adaptive
-        searched = f"{settings_fingerprint(settings)}/{adaptive.fingerprint() if adaptive else ''}"
+        searched = settings_fingerprint(settings) + (
+            f"/{adaptive.fingerprint()}/adequacy at {FIXED_ALPHA}" if adaptive else ""
+        )
         for name in GAP_SETS:
             # covidqa-dev whole: its review covers the gap set `bench abstention` builds from all of it.
             limit = None if name == "covidqa-dev" else args.limit

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -139,6 +140,16 @@ def test_sentences_are_compared_by_meaning_in_the_top_chunks_only(embedder: Cach
     # The term share counts every evidence sentence; the cosine, those an answer is mostly built from.
     assert fourth["best_sentence_coverage"] == first["best_sentence_coverage"] == 1.0
     assert fourth["best_sentence_cosine"] < first["best_sentence_cosine"] - 0.2
+
+
+def test_signals_read_the_adequacy_evidence_when_the_search_gives_one(embedder: CachedEmbedder) -> None:
+    hair, tranexamic = CHUNKS["hair"].body, CHUNKS["tranexamic"].body
+    texts = [("t1", tranexamic), ("t2", tranexamic), ("t3", tranexamic), ("h", hair)]
+    shown = _response(texts, QUESTION_TERMS, question=QUESTION)
+    judged = _response(texts[::-1], QUESTION_TERMS, question=QUESTION)
+    # Adaptive fusion shows one order; abstention judges the fixed-weight order it was fitted on.
+    both = replace(shown, adequacy_results=judged.results)
+    assert features(both, embedder) == features(judged, embedder) != features(shown, embedder)
 
 
 def test_calibration_round_trips_with_the_signals_it_was_fitted_on(tmp_path: Path) -> None:

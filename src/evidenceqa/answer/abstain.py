@@ -15,6 +15,9 @@ signals that compare across questions:
   is stated in a sentence; a near-miss spreads the question's words over a passage);
 - how much the question asks: the number of its terms (a long specific question is missed more
   easily than a short one, so the same coverage means less).
+The evidence they read is the search's results, or with adaptive fusion its `adequacy_results`:
+the same two lists fused at the fixed weight the signals were designed on, since a weight that
+moves per question moves which chunks sit on top (the answer is still written from the results).
 A logistic model over them is fitted on questions whose source is held out of the search and on
 ones whose evidence states the answer (`evidenceqa.answer.calibration`), with the threshold chosen
 for a target false-abstention rate. It is stored, with the signals it was fitted on, as
@@ -63,10 +66,11 @@ FLOOR_COSINE = 0.2
 
 def features(response: SearchResponse, embedder: Embedder) -> dict[str, float]:
     wanted = set(response.keyword_terms.split())
-    chunks = [set(terms(result.chunk.text)) & wanted for result in response.results[:COVERAGE_DEPTH]]
-    documents = {result.chunk.doc_id for result in response.results[:SPREAD_DEPTH]}
+    results = response.results if response.adequacy_results is None else response.adequacy_results
+    chunks = [set(terms(result.chunk.text)) & wanted for result in results[:COVERAGE_DEPTH]]
+    documents = {result.chunk.doc_id for result in results[:SPREAD_DEPTH]}
     # The sentences an extractive answer could be made of, per evidence chunk.
-    sentences = [[s.text for s in answerable_sentences(r.chunk.body)] for r in response.results]
+    sentences = [[s.text for s in answerable_sentences(r.chunk.body)] for r in results]
     return {
         "dense_top": response.top_scores.get("dense", 0.0),
         "keyword_per_term": response.top_scores.get("keyword", 0.0) / max(1, len(wanted)),

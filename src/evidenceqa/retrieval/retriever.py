@@ -39,8 +39,11 @@ from evidenceqa.retrieval.temporal import Temporal, parse_temporal, scoped
 from evidenceqa.text.tokens import analyze
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
-# A query class the learned table does not cover takes the measured fixed default (docs/retrieval.md).
-LEARNED_FALLBACK_ALPHA = 0.3
+# The best fixed dense weight on the development sets (docs/retrieval.md). A query class the learned
+# table does not cover takes it. And abstention's signals (evidenceqa.answer.abstain), which read the
+# top evidence, read it as fused at this weight under adaptive fusion: a weight that moves per
+# question moves which chunks sit on top, and the signals then separated gap questions less well.
+FIXED_ALPHA = 0.3
 # How much a recency question lifts the newest candidate over the oldest (score × (1 + boost)).
 RECENCY_BOOST = 0.5
 # How much "prefer stronger evidence" lifts a guideline (score × 1.3); each weaker rank is lifted
@@ -101,6 +104,9 @@ class SearchResponse:
     tenth_scores: dict[str, float] = field(default_factory=dict)
     # What decided the dense weight when alpha = "adaptive" (evidenceqa.retrieval.adaptive); else empty.
     signals: dict[str, float] = field(default_factory=dict)
+    # The evidence abstention judges when it is not `results`: with alpha = "adaptive", the results
+    # as fused at FIXED_ALPHA.
+    adequacy_results: list[SearchResult] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The response as `search --json` and the API write it (what was searched, how, and the results)."""
@@ -173,16 +179,16 @@ class Retriever:
             if self.adaptive
             else self._alpha(query_class)
         )
-        hits = self._ranked(lists, mode, alpha, scales, reordered=parsed.recency or applied.prefer_evidence)
-        if parsed.recency:
-            hits = _current_first(_boost_recent(hits, self.catalogue), self.catalogue)
-        if applied.prefer_evidence:
-            hits = _prefer_evidence(hits, self.catalogue)
+        hits = self._ordered(lists, mode, alpha, scales, parsed, applied)
         chunks: dict[str, Chunk] = {}
         if self.reranker is not None and mode == "hybrid":
             hits, chunks = self._reranked(self.reranker, parsed.text, hits)
             clock.lap("rerank")
         results = self._results(hits[:k], chunks)
+        adequacy = None
+        if self.adaptive and mode == "hybrid":
+            fixed = self._ordered(lists, mode, FIXED_ALPHA, {}, parsed, applied, adaptive=False)
+            adequacy = self._results(fixed[:k], {result.chunk.chunk_id: result.chunk for result in results})
         clock.lap("fetch")
         return SearchResponse(
             question=question,
@@ -197,6 +203,7 @@ class Retriever:
             results=results,
             timings_ms=clock.laps,
             signals=signals,
+            adequacy_results=adequacy,
             top_scores={name: hits[0].score for name, hits in lists.items() if hits},
             tenth_scores={name: hits[:10][-1].score for name, hits in lists.items() if hits},
         )
@@ -231,8 +238,20 @@ class Retriever:
         signals = query_signals(lists, query_terms, term_df, top_terms)
         return signals, {"keyword": idf_mass(query_terms, term_df)}
 
+    def _ordered(self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None,
+                 scales: dict[str, float], parsed: Temporal, applied: Filters,
+                 adaptive: bool = True) -> list[Hit]:  # fmt: skip
+        """The candidates fused and lifted (recency, stronger evidence), best first; `adaptive`:
+        fused as the adaptive model says when it is on, else at the fixed fusion of the settings."""
+        hits = self._ranked(lists, mode, alpha, scales, parsed.recency or applied.prefer_evidence, adaptive)
+        if parsed.recency:
+            hits = _current_first(_boost_recent(hits, self.catalogue), self.catalogue)
+        if applied.prefer_evidence:
+            hits = _prefer_evidence(hits, self.catalogue)
+        return hits
+
     def _ranked(self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None,
-                scales: dict[str, float], reordered: bool) -> list[Hit]:  # fmt: skip
+                scales: dict[str, float], reordered: bool, adaptive: bool) -> list[Hit]:  # fmt: skip
         """The fused candidates, best first; `reordered`: a recency or evidence lift follows."""
         if mode != "hybrid":
             hits = next(iter(lists.values()), [])
@@ -241,13 +260,14 @@ class Retriever:
             return hits
         weight = alpha if alpha is not None else 0.5
         depth = self.settings.fusion_depth
-        if self.adaptive and not reordered:
+        if not (self.adaptive and adaptive):
+            fusion = Fusion(self.settings.fusion, weight, self.settings.rrf_k, depth)
+        elif not reordered:
             fusion = self.adaptive.fusion_of(weight, depth, self.settings.rrf_k)
         else:
             # The lifts multiply fused scores and were set on min-max ones: a score distribution can
             # be so peaked that no lift reorders it, so the question's weight fuses min-max scores.
-            method = "weighted" if self.adaptive else self.settings.fusion
-            fusion = Fusion(method, weight, self.settings.rrf_k, depth)
+            fusion = Fusion("weighted", weight, self.settings.rrf_k, depth)
         return fuse(lists, dense_weights(fusion.alpha), fusion, fusion.depth, scales)
 
     def _alpha(self, query_class: str) -> float:
@@ -255,7 +275,7 @@ class Retriever:
         if setting == "rules":
             return rule_alpha(query_class)
         if setting == "learned":
-            return learned_alpha(query_class, self.alpha_table, default=LEARNED_FALLBACK_ALPHA)
+            return learned_alpha(query_class, self.alpha_table, default=FIXED_ALPHA)
         return float(setting)
 
     def _reranked(
