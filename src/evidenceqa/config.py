@@ -62,8 +62,9 @@ class Settings(BaseSettings):
     milvus_uri: str | None = None  # default: Milvus Lite in the data home; or http://host:19530
     milvus_token: SecretStr | None = None
     search_k: int = Field(10, ge=1, le=1000)
-    # Weighted score fusion at dense weight 0.3 beat BM25 alone, dense alone, RRF and the seed's
-    # rules on the held-out half of all three medical benchmarks (docs/retrieval.md).
+    # How a fixed `alpha` fuses: weighted (min-max) fusion at dense weight 0.3 beat BM25 alone, dense
+    # alone, RRF and the seed's rules on every development benchmark (docs/retrieval.md). The
+    # adaptive model brings its own fusion.
     fusion: Literal["rrf", "weighted"] = "weighted"
     rrf_k: int = Field(60, ge=1)
     fusion_depth: int = Field(100, ge=1, le=10000)
@@ -75,10 +76,11 @@ class Settings(BaseSettings):
     ann_nprobes: int = Field(16, ge=1)
     ann_ef: int = Field(200, ge=1)
     ann_refine_factor: int = Field(2, ge=1)  # re-rank this many × k candidates by exact cosine
-    # Weight of the dense retriever: a number from 0 to 1, "rules" (the seed's query rules),
-    # "learned" (per query class, from the benchmark-chosen table `alpha.json` in the data home) or
-    # "adaptive" (per question, from signals of its own two result lists: evidenceqa.retrieval.adaptive).
-    alpha: str = "0.3"
+    # Weight of the dense retriever: "adaptive" (per question, from signals of its own two result
+    # lists: evidenceqa.retrieval.adaptive; each development benchmark left out of its fit, it beat
+    # the best fixed weight on it, docs/retrieval.md), a number from 0 to 1 (0.3: that fixed weight),
+    # "rules" (the seed's query rules) or "learned" (per query class, from `alpha.json` in the data home).
+    alpha: str = "adaptive"
     # The second stage (evidenceqa.retrieval.rerank): "off", or a folder holding a cross-encoder trained by
     # `evidenceqa train-reranker`. It re-scores the top `rerank_depth` fused candidates, blending
     # its score with the fused one by `rerank_weight` (0: the first-stage order).

@@ -120,7 +120,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_adaptive_search_weighs_each_question_and_says_how(home: Path) -> None:
     settings = Settings(home=home, models_dir=MODELS)
-    with Engine.open(settings.model_copy(update={"alpha": "adaptive"})) as engine:
+    with Engine.open(settings) as engine:  # adaptive is the default
         retriever = engine.retriever()
         lexical = retriever.search("tranexamic acid total hip arthroplasty blood loss transfusion")
         lay = retriever.search("Is there a medicine that stops me bleeding so much when they replace my hip?")
@@ -132,7 +132,7 @@ def test_adaptive_search_weighs_each_question_and_says_how(home: Path) -> None:
     assert lexical.alpha == pytest.approx(model.alpha(lexical.signals))
     assert lay.alpha == pytest.approx(model.alpha(lay.signals)) and lay.alpha != pytest.approx(lexical.alpha)
     assert keyword_only.alpha is None and keyword_only.signals == {}
-    with Engine.open(settings) as engine:  # the fixed weight: no signals computed
+    with Engine.open(settings.model_copy(update={"alpha": "0.3"})) as engine:  # a fixed weight: no signals
         fixed = engine.retriever().search("tranexamic acid total hip arthroplasty blood loss transfusion")
     assert fixed.alpha == 0.3 and fixed.signals == {}
 

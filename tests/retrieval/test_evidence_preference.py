@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import pytest
 
+from evidenceqa.answer.engine import Engine
 from evidenceqa.index.base import Filters, Hit
 from evidenceqa.retrieval.retriever import EVIDENCE_BOOST, _prefer_evidence
 from tests.conftest import indexed_engine
@@ -52,9 +53,13 @@ def test_the_evidence_type_filter_runs_in_the_engine_and_is_reported(engine):
 
 
 def test_preferring_evidence_lifts_each_result_by_its_type_and_keeps_every_result(engine):
-    plain = {r.chunk.chunk_id: r.score for r in engine.retriever().search(QUESTION, k=10).results}
     preferred = engine.retriever().search(QUESTION, k=10, filters=Filters(prefer_evidence=True))
     assert preferred.filters == {"prefer_evidence": True}
+    # The lifts multiply min-max fused scores at the question's own (adaptive) weight: the plain
+    # search at that fixed weight.
+    fixed = engine.settings.model_copy(update={"alpha": str(preferred.alpha)})
+    at_weight = Engine(fixed, engine.catalogue, engine.embedder, engine.backend).retriever()
+    plain = {r.chunk.chunk_id: r.score for r in at_weight.search(QUESTION, k=10).results}
     lift = {"rct": 4 / 6, "observational": 3 / 6, "narrative-review": 1 / 6, "other": 0.0}
     assert {r.chunk.chunk_id: r.score for r in preferred.results} == {
         r.chunk.chunk_id: pytest.approx(
