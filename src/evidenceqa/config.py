@@ -77,9 +77,10 @@ class Settings(BaseSettings):
     ann_ef: int = Field(200, ge=1)
     ann_refine_factor: int = Field(2, ge=1)  # re-rank this many × k candidates by exact cosine
     # Weight of the dense retriever: "adaptive" (per question, from signals of its own two result
-    # lists: evidenceqa.retrieval.adaptive; each development benchmark left out of its fit, it beat
-    # the best fixed weight on it, docs/retrieval.md), a number from 0 to 1 (0.3: that fixed weight),
-    # "rules" (the seed's query rules) or "learned" (per query class, from `alpha.json` in the data home).
+    # lists: evidenceqa.retrieval.adaptive; left out of its fit, each development benchmark ranks
+    # better with it than with the best fixed weight, docs/retrieval.md), a number from 0 to 1 (0.3:
+    # that fixed weight), "rules" (the seed's query rules) or "learned" (per query class, from
+    # `alpha.json` in the data home).
     alpha: str = "adaptive"
     # The second stage (evidenceqa.retrieval.rerank): "off", or a folder holding a cross-encoder trained by
     # `evidenceqa train-reranker`. It re-scores the top `rerank_depth` fused candidates, blending
