@@ -52,11 +52,9 @@ from evidenceqa.bench.retrieval import Question, read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.index.base import Hit
 from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
-from evidenceqa.retrieval.retriever import Retriever
+from evidenceqa.retrieval.retriever import FIXED_ALPHA, Retriever
 from evidenceqa.text import markdown
 
-# The fixed weight every method is compared with: the default `alpha` (evidenceqa.config).
-BASELINE_ALPHA = 0.3
 # (keyword, dense) temperatures of score-distribution fusion tried; BM25 scores are per unit of
 # the question's idf mass, cosines as they are.
 TEMPERATURES = tuple((k, d) for k in (0.2, 0.28, 0.4) for d in (0.065, 0.08, 0.11))
@@ -147,7 +145,7 @@ def left_out_table(sets: dict[str, list[Scored]], families: dict[str, Curves], l
     rows = [
         [r.benchmark, r.method, f"{r.doc:.3f}", "–" if r.passage is None else f"{r.passage:.3f}",
          "" if r.mean_alpha is None else f"{r.mean_alpha:.2f}"]
-        for r in leave_one_out(sets, BASELINE_ALPHA, by_pair(families), library or None)
+        for r in leave_one_out(sets, FIXED_ALPHA, by_pair(families), library or None)
     ]  # fmt: skip
     headers = [
         "Left out",
@@ -168,7 +166,7 @@ def learn_alphas(sets: dict[str, list[Scored]], classes: dict[str, list[str]]) -
 
     def best(items: list[Scored]) -> float:
         totals = np.sum([r.objective for r in items], axis=0)
-        return GRID[int(np.argmax(totals - 1e-9 * np.abs(np.array(GRID) - BASELINE_ALPHA)))]
+        return GRID[int(np.argmax(totals - 1e-9 * np.abs(np.array(GRID) - FIXED_ALPHA)))]
 
     overall = best([r for data in sets.values() for r in data])
     return {c: best(items) if len(items) >= MIN_CLASS_QUESTIONS else overall for c, items in by_class.items()}

@@ -179,7 +179,7 @@ class Retriever:
             if self.adaptive
             else self._alpha(query_class)
         )
-        hits = self._ordered(lists, mode, alpha, scales, parsed, applied)
+        hits = self._ordered(lists, mode, alpha, scales, parsed, applied, self.adaptive)
         chunks: dict[str, Chunk] = {}
         if self.reranker is not None and mode == "hybrid":
             hits, chunks = self._reranked(self.reranker, parsed.text, hits)
@@ -187,7 +187,7 @@ class Retriever:
         results = self._results(hits[:k], chunks)
         adequacy = None
         if self.adaptive and mode == "hybrid":
-            fixed = self._ordered(lists, mode, FIXED_ALPHA, {}, parsed, applied, adaptive=False)
+            fixed = self._ordered(lists, mode, FIXED_ALPHA, {}, parsed, applied, model=None)
             adequacy = self._results(fixed[:k], {result.chunk.chunk_id: result.chunk for result in results})
         clock.lap("fetch")
         return SearchResponse(
@@ -240,10 +240,10 @@ class Retriever:
 
     def _ordered(self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None,
                  scales: dict[str, float], parsed: Temporal, applied: Filters,
-                 adaptive: bool = True) -> list[Hit]:  # fmt: skip
-        """The candidates fused and lifted (recency, stronger evidence), best first; `adaptive`:
-        fused as the adaptive model says when it is on, else at the fixed fusion of the settings."""
-        hits = self._ranked(lists, mode, alpha, scales, parsed.recency or applied.prefer_evidence, adaptive)
+                 model: AdaptiveAlpha | None) -> list[Hit]:  # fmt: skip
+        """The candidates fused (as the adaptive `model` says, or without one by the settings' fixed
+        fusion) and lifted (recency, stronger evidence), best first."""
+        hits = self._ranked(lists, mode, alpha, scales, parsed.recency or applied.prefer_evidence, model)
         if parsed.recency:
             hits = _current_first(_boost_recent(hits, self.catalogue), self.catalogue)
         if applied.prefer_evidence:
@@ -251,7 +251,7 @@ class Retriever:
         return hits
 
     def _ranked(self, lists: dict[str, list[Hit]], mode: SearchMode, alpha: float | None,
-                scales: dict[str, float], reordered: bool, adaptive: bool) -> list[Hit]:  # fmt: skip
+                scales: dict[str, float], reordered: bool, model: AdaptiveAlpha | None) -> list[Hit]:  # fmt: skip
         """The fused candidates, best first; `reordered`: a recency or evidence lift follows."""
         if mode != "hybrid":
             hits = next(iter(lists.values()), [])
@@ -260,10 +260,10 @@ class Retriever:
             return hits
         weight = alpha if alpha is not None else 0.5
         depth = self.settings.fusion_depth
-        if not (self.adaptive and adaptive):
+        if model is None:
             fusion = Fusion(self.settings.fusion, weight, self.settings.rrf_k, depth)
         elif not reordered:
-            fusion = self.adaptive.fusion_of(weight, depth, self.settings.rrf_k)
+            fusion = model.fusion_of(weight, depth, self.settings.rrf_k)
         else:
             # The lifts multiply fused scores and were set on min-max ones: a score distribution can
             # be so peaked that no lift reorders it, so the question's weight fuses min-max scores.
