@@ -124,6 +124,25 @@ def test_a_catalogue_from_before_term_statistics_gets_them_counted(tmp_path):
         assert catalogue.term_frequencies(["chlorhexidin"]) == (1, {"chlorhexidin": 1})
 
 
+def test_term_statistics_and_indexes_are_redone_when_the_text_analysis_changes(tmp_path):
+    path = tmp_path / "c.sqlite3"
+    with Catalogue(path) as catalogue, catalogue.transaction():
+        _put(catalogue, _doc("a", "The anaesthetic was given."))
+        catalogue.bump_version()
+    db = sqlite3.connect(path)  # as counted by the analysis before spellings were folded
+    db.executescript(
+        "UPDATE term_df SET term = 'anaesthet' WHERE term = 'anesthet';"
+        "UPDATE state SET value = '1' WHERE key = 'term_analysis';"
+    )
+    db.close()
+    with Catalogue(path) as catalogue:
+        assert catalogue.term_frequencies(["anaesthet", "anesthet"]) == (1, {"anesthet": 1})
+        # Every index must write the document's keyword terms the new way: it is pending again.
+        assert catalogue.index_version == 2 and catalogue.pending_since(1) == {"a": "upsert"}
+    with Catalogue(path) as catalogue:
+        assert catalogue.index_version == 2  # once per version of the analysis
+
+
 def _trial(doc_id: str = "t") -> Document:
     text = "Patients were randomly assigned to chlorhexidine or povidone-iodine before surgery."
     return _doc(doc_id, text)

@@ -145,6 +145,11 @@ def test_vocabulary_mined_at_ingest_expands_abbreviations(retriever):
     assert response.results[0].chunk.doc_id == "old-ssi"
 
 
+def test_keyword_search_matches_a_passage_written_in_the_other_spelling(retriever):
+    response = retriever.search("orthopedic", k=3, mode="bm25")  # the passage says "orthopaedic"
+    assert [r.chunk.doc_id for r in response.results] == ["mid-ssi"]
+
+
 @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
 def test_each_mode_reports_which_retriever_found_each_result(retriever, mode):
     response = retriever.search("surgical masks droplet transmission", k=3, mode=mode)

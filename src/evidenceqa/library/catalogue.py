@@ -26,7 +26,7 @@ from evidenceqa import evidence_types
 from evidenceqa.documents import Chunk, Document
 from evidenceqa.library import versions
 from evidenceqa.library.versions import Successor
-from evidenceqa.text.tokens import terms
+from evidenceqa.text.tokens import ANALYSIS_VERSION, terms
 
 # Chunks counted in the term statistics: the ones content search ranks (index.base.CONTENT_LEVELS).
 _COUNTED_LEVELS = ("section", "paragraph")
@@ -110,6 +110,8 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
 ]
 # The evidence-type rules the stored labels come from (`evidence_types.RULES_VERSION`).
 _EVIDENCE_STATE = "evidence_rules"
+# The text analysis the term statistics and the indexes' keyword terms were made with.
+_ANALYSIS_STATE = "term_analysis"
 
 _DOC_COLUMNS = (
     "doc_id, source_path, title, year, collection, doc_type, content_hash, chunker, chunks, ingested_at, "
@@ -159,6 +161,7 @@ class Catalogue:
         self.db.execute("PRAGMA foreign_keys = ON")
         self._migrate()
         self._label_evidence()
+        self._reanalyse()
 
     def close(self) -> None:
         self.db.close()
@@ -209,6 +212,21 @@ class Catalogue:
             if self.db.execute("SELECT 1 FROM changes WHERE version = 0 LIMIT 1").fetchone():
                 self.bump_version()
             self.set_state(_EVIDENCE_STATE, str(evidence_types.RULES_VERSION))
+
+    def _reanalyse(self) -> None:
+        """Recount the term statistics when the text analysis has changed since they were counted
+        (`tokens.ANALYSIS_VERSION`), and mark every document changed, so each index re-sync writes
+        its keyword terms the new way and caches keyed by the index version go stale."""
+        if self.get_state(_ANALYSIS_STATE) == str(ANALYSIS_VERSION):
+            return
+        with self.transaction():
+            self.db.execute("DELETE FROM term_df")
+            self.set_state("term_chunks", "0")
+            _count_all_terms(self.db)
+            self.db.execute("INSERT INTO changes SELECT 0, doc_id, 'upsert' FROM documents")
+            if self.db.execute("SELECT 1 FROM changes WHERE version = 0 LIMIT 1").fetchone():
+                self.bump_version()
+            self.set_state(_ANALYSIS_STATE, str(ANALYSIS_VERSION))
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -1,4 +1,5 @@
-"""Text analysis for keyword search: tokenise, drop stop words, stem (English Snowball).
+"""Text analysis for keyword search: tokenise, drop stop words, fold British and American
+spellings onto one (evidenceqa.text.spelling), stem (English Snowball).
 
 Every search backend indexes the analysed terms, not the raw text, so BM25 behaves the same on
 LanceDB, Milvus Lite and a Milvus cluster whatever analyzers each engine offers. Tokens are runs
@@ -13,6 +14,8 @@ from functools import lru_cache
 
 import Stemmer
 
+from evidenceqa.text.spelling import one_spelling
+
 # The common English function words; clinical words such as "no", "not" and "without" stay,
 # since they change the meaning of a question.
 STOP_WORDS = frozenset(
@@ -21,6 +24,10 @@ STOP_WORDS = frozenset(
     when where which who whom why will with would you your do does did can could should may might
     how about also""".split()
 )
+# Bumped whenever `terms` would return something else for some text: a catalogue then recounts its
+# term statistics and every index re-syncs its keyword terms (evidenceqa.library.catalogue).
+# 2: British and American spellings folded onto one.
+ANALYSIS_VERSION = 2
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -35,8 +42,8 @@ def tokens(text: str) -> list[str]:
 
 
 def terms(text: str) -> list[str]:
-    """The analysed terms of `text`: tokens, stemmed."""
-    return _stemmer().stemWords(tokens(text))
+    """The analysed terms of `text`: tokens in one spelling, stemmed."""
+    return _stemmer().stemWords([one_spelling(t) for t in tokens(text)])
 
 
 def analyze(text: str) -> str:
