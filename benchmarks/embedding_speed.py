@@ -5,7 +5,7 @@ Markdown table: texts per second (best of three runs) and the cosine similarity 
 fp32 sentence-transformers'. The rows: fp32 on torch and on ONNX Runtime (the float limit of these
 cores), the default int8 export, and the quantisation variants it was chosen over (per-tensor
 weight scales; 7-bit weights, which AVX2 without VNNI needs to avoid saturating), then the default
-at other batch sizes. Example:
+at other batch sizes, and in one worker process per core (`embed_workers`, one thread each). Example:
 
     .venv/bin/python benchmarks/embedding_speed.py --library ../shared/data/library/covidqa_articles.jsonl
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -39,6 +40,7 @@ from evidenceqa.embeddings.onnx import (
     read_manifest,
     write_manifest,
 )
+from evidenceqa.embeddings.workers import WorkerEmbedder
 from evidenceqa.text import markdown
 
 BATCH = 64
@@ -99,7 +101,7 @@ def main() -> None:
 
     reference = row("minilm: sentence-transformers, fp32", SentenceTransformerEmbedder(minilm_path(), batch_size=BATCH), BATCH, None)  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
-        export = export_onnx(minilm_path(), Path(folder) / "export")
+        export = export_onnx(minilm_path(), Path(folder) / "minilm-onnx")  # where minilm-onnx finds it
         onnx = {"fp32": OnnxEmbedder(export, batch_size=BATCH, graph=FP32_FILE)}
         onnx["int8, per-channel (default)"] = OnnxEmbedder(export, batch_size=BATCH, model_id=MINILM_ONNX_ID)
         for name, options in VARIANTS.items():
@@ -109,6 +111,10 @@ def main() -> None:
         for batch in BATCHES:
             embedder = OnnxEmbedder(export, batch_size=batch, model_id=MINILM_ONNX_ID)
             row("minilm-onnx: ONNX Runtime, int8, per-channel (default)", embedder, batch, reference)
+        cores = os.cpu_count() or 1
+        settings = load_settings().model_copy(update={"models_dir": Path(folder), "embed_batch_size": BATCH})
+        with WorkerEmbedder(onnx["int8, per-channel (default)"], settings, cores) as workers:
+            row(f"minilm-onnx: int8 (default), {cores} worker processes × 1 thread", workers, BATCH, reference)
     headers = ["Embedder", "Batch", "Texts/s", "Mean cosine to fp32", "Min cosine to fp32"]
     print(markdown.table(headers, rows, [False, True, True, True, True]), end="")
     words = sum(len(t.split()) for t in texts) / len(texts)

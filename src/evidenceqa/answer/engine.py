@@ -15,6 +15,7 @@ from evidenceqa.answer.cache import Cache, open_cache
 from evidenceqa.config import Settings
 from evidenceqa.embeddings import load_embedder
 from evidenceqa.embeddings.base import Embedder
+from evidenceqa.embeddings.workers import embedding_workers
 from evidenceqa.index import open_backend
 from evidenceqa.index.base import SearchBackend
 from evidenceqa.library.catalogue import Catalogue
@@ -73,7 +74,8 @@ class Engine:
         return indexed_version(self.catalogue, self.backend, self.embedder) == self.catalogue.index_version
 
     def sync(self, on_chunks: Callable[[int], None] | None = None) -> SyncReport:
-        return sync(self.catalogue, self.backend, self.embedder, on_chunks)
+        with embedding_workers(self.embedder, self.settings) as embedder:
+            return sync(self.catalogue, self.backend, embedder, on_chunks)
 
     def close(self) -> None:
         self.backend.close()

@@ -31,6 +31,7 @@ __all__ = [
     "export_onnx",
     "load_embedder",
     "minilm_path",
+    "uncached_embedder",
 ]
 
 
@@ -44,10 +45,11 @@ def load_embedder(settings: Settings) -> CachedEmbedder:
     The name is a registered embedder (group `evidenceqa.embedders`, a factory `(settings, argument)`),
     with its argument after a colon (`onnx:/models/adapted`, `openai:text-embedding-3-small`), or
     else the folder of a sentence-transformers model."""
-    return CachedEmbedder(_backend(settings), EmbeddingCache(cache_path(settings)))
+    return CachedEmbedder(uncached_embedder(settings), EmbeddingCache(cache_path(settings)))
 
 
-def _backend(settings: Settings) -> Embedder:
+def uncached_embedder(settings: Settings) -> Embedder:
+    """The embedder `settings.embedder` names, without the vector cache (a worker process's)."""
     name = settings.embedder
     kind, _, argument = name.partition(":")
     if registry.is_registered("embedder", kind):
@@ -71,19 +73,26 @@ def minilm(settings: Settings, argument: str) -> Embedder:
 def minilm_onnx(settings: Settings, argument: str) -> Embedder:
     """`minilm-onnx`, the default: the same model exported once to int8 ONNX, several times faster."""
     folder = export_onnx(minilm_path(), settings.models_path / "minilm-onnx")
-    return OnnxEmbedder(folder, batch_size=settings.embed_batch_size, model_id=MINILM_ONNX_ID,
-                        max_tokens=settings.embed_max_tokens)  # fmt: skip
+    return OnnxEmbedder(folder, batch_size=settings.embed_batch_size, threads=settings.embed_threads,
+                        model_id=MINILM_ONNX_ID, max_tokens=settings.embed_max_tokens)  # fmt: skip
 
 
 def onnx_folder(settings: Settings, argument: str) -> Embedder:
     """`onnx:FOLDER`: a local sentence-transformers model (an adapted MiniLM, say) run like the default."""
     path = _model_folder(f"onnx:{argument}", argument)
     folder = export_onnx(path, settings.models_path / f"{path.name}-{folder_fingerprint(path)}-onnx")
-    return OnnxEmbedder(folder, batch_size=settings.embed_batch_size, max_tokens=settings.embed_max_tokens)
+    return OnnxEmbedder(folder, batch_size=settings.embed_batch_size, threads=settings.embed_threads,
+                        max_tokens=settings.embed_max_tokens)  # fmt: skip
 
 
 def openai_model(settings: Settings, argument: str) -> Embedder:
     """`openai:MODEL`: any OpenAI-compatible embeddings endpoint (the `llm` extra)."""
+    if settings.embed_workers > 1:
+        # Refused rather than ignored: processes add nothing to a server that batches requests.
+        raise EmbeddingError(
+            "embed_workers applies to the local models; an embeddings API takes embed_concurrency "
+            "requests at once"
+        )
     if settings.embed_max_tokens is not None:
         # Refused rather than ignored: the server decides what it truncates.
         raise EmbeddingError(

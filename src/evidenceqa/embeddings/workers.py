@@ -1,0 +1,87 @@
+"""Embedding a big ingest in several processes (`embed_workers`).
+
+One ONNX Runtime session spreads a batch over all cores, but a small model's batch does not keep
+many threads busy; separate processes, each with its own session and cores ÷ workers threads,
+each embedding whole batches, do. Only `embed` moves to the workers: the vector cache, the index
+writes and the catalogue stay in the calling process, so a sync commits exactly as with one process
+(evidenceqa.library.index_sync), and questions are embedded in process as before.
+docs/performance.md measures both ways.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from multiprocessing import get_context
+
+import numpy as np
+
+from evidenceqa.config import Settings
+from evidenceqa.embeddings.base import Embedder, batched_by_length, no_texts
+from evidenceqa.embeddings.cache import CachedEmbedder
+
+_WORKER: Embedder | None = None  # the model one worker process loaded
+
+
+def _start(settings: Settings) -> None:
+    from evidenceqa.embeddings import uncached_embedder
+
+    global _WORKER
+    _WORKER = uncached_embedder(settings)
+
+
+def _embed(texts: list[str]) -> np.ndarray:
+    assert _WORKER is not None, "a worker embeds only after _start"
+    return _WORKER.embed(texts)
+
+
+class WorkerEmbedder:
+    """`local`'s vector space, its texts embedded by `workers` processes that load the same model
+    (`settings.embedder`). Use it as a context manager: leaving it stops the processes."""
+
+    def __init__(self, local: Embedder, settings: Settings, workers: int) -> None:
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        per_worker = settings.model_copy(update={"embed_threads": threads, "embed_workers": 1})
+        self.local = local
+        self.model_id = local.model_id
+        self.batch_size = settings.embed_batch_size
+        # spawn, not fork: a forked ONNX Runtime or tokenizer thread pool can deadlock in the child.
+        self._pool = ProcessPoolExecutor(
+            workers, mp_context=get_context("spawn"), initializer=_start, initargs=(per_worker,)
+        )
+
+    @property
+    def dim(self) -> int:
+        return self.local.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return no_texts(self.dim)
+        return batched_by_length(texts, self.batch_size, _embed, self._pool.map)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.local.embed_query(text)
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+    def __enter__(self) -> WorkerEmbedder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@contextmanager
+def embedding_workers(embedder: Embedder, settings: Settings) -> Iterator[Embedder]:
+    """`embedder` as a sync should use it: itself with `embed_workers` 1, else the same model (and
+    the same vector cache) with its `embed` spread over that many processes."""
+    if settings.embed_workers == 1:
+        yield embedder
+        return
+    cached = embedder if isinstance(embedder, CachedEmbedder) else None
+    local = cached.embedder if cached else embedder
+    with WorkerEmbedder(local, settings, settings.embed_workers) as workers:
+        yield CachedEmbedder(workers, cached.cache) if cached else workers

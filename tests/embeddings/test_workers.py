@@ -1,0 +1,79 @@
+"""Embedding in worker processes gives the vectors embedding in process gives, and a sync with
+workers builds the index a sync without them builds."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evidenceqa.config import Settings
+from evidenceqa.embeddings import EmbeddingError, load_embedder, uncached_embedder
+from evidenceqa.embeddings.cache import CachedEmbedder
+from evidenceqa.embeddings.workers import WorkerEmbedder, embedding_workers
+from tests.conftest import indexed_engine
+
+
+def test_workers_embed_as_the_process_does_in_input_order(onnx_home: Path, paragraphs: list[str]) -> None:
+    settings = Settings(home=onnx_home, embed_batch_size=4)
+    local = uncached_embedder(settings)
+    texts = paragraphs[::-1]  # longest first: the batches are formed by length, the rows must not be
+    with embedding_workers(local, settings.model_copy(update={"embed_workers": 2})) as workers:
+        assert isinstance(workers, WorkerEmbedder) and workers.model_id == local.model_id
+        vectors = workers.embed(texts)
+        assert np.allclose(vectors, local.embed(texts), atol=1e-5)
+        assert np.array_equal(workers.embed_query(texts[0]), local.embed_query(texts[0]))
+        assert workers.embed([]).shape == (0, local.dim)
+
+
+def test_one_worker_is_the_embedder_itself(onnx_home: Path) -> None:
+    embedder = load_embedder(Settings(home=onnx_home))
+    with embedding_workers(embedder, Settings(home=onnx_home)) as same:
+        assert same is embedder
+
+
+def test_workers_share_the_vector_cache(onnx_home: Path, paragraphs: list[str]) -> None:
+    settings = Settings(home=onnx_home, embedding_cache=onnx_home / "shared.sqlite3")
+    cached = load_embedder(settings)
+    with embedding_workers(cached, settings.model_copy(update={"embed_workers": 2})) as workers:
+        assert isinstance(workers, CachedEmbedder)
+        workers.embed(paragraphs[:3])
+    found = cached.cache.get_many(cached.model_id, _hashes(paragraphs[:3]))
+    assert len(found) == 3
+
+
+def _hashes(texts: list[str]) -> list[str]:
+    from evidenceqa.embeddings.cache import content_hash
+
+    return [content_hash(t) for t in texts]
+
+
+DOCS = [
+    ("ssi", 2021, "Surgical site infection rates fell with chlorhexidine-alcohol skin preparation."),
+    ("masks", 2020, "Surgical masks reduce droplet transmission in the operating room."),
+    ("hands", None, "Hand hygiene before surgery prevents infection."),
+]
+
+
+def test_a_sync_with_workers_builds_the_same_index(tmp_path: Path, models_dir: Path, monkeypatch) -> None:
+    def ranking(engine) -> list[tuple[str, float]]:
+        hits = engine.retriever().search("skin preparation before surgery", k=3, mode="dense").results
+        return [(hit.chunk.chunk_id, round(hit.score, 4)) for hit in hits]
+
+    (tmp_path / "one").mkdir(), (tmp_path / "two").mkdir()
+    with indexed_engine(tmp_path / "one", DOCS, models_dir) as engine:
+        alone = ranking(engine)
+    embedded: list[int] = []  # what the workers embedded: the sync must have used them
+    in_workers = WorkerEmbedder.embed
+    monkeypatch.setattr(
+        WorkerEmbedder, "embed", lambda self, texts: embedded.append(len(texts)) or in_workers(self, texts)
+    )
+    monkeypatch.setenv("EVIDENCEQA_EMBED_WORKERS", "2")
+    with indexed_engine(tmp_path / "two", DOCS, models_dir) as engine:
+        assert sum(embedded) == engine.catalogue.count_chunks([doc_id for doc_id, _, _ in DOCS]) > 0
+        assert engine.is_current() and ranking(engine) == alone
+
+
+def test_an_embeddings_api_refuses_workers() -> None:
+    settings = Settings(embedder="openai:text-embedding-3-small", embed_workers=2)
+    with pytest.raises(EmbeddingError, match="embed_workers applies to the local models"):
+        uncached_embedder(settings)
