@@ -114,7 +114,9 @@ def main() -> None:
         cores = os.cpu_count() or 1
         settings = load_settings().model_copy(update={"models_dir": Path(folder), "embed_batch_size": BATCH})
         with WorkerEmbedder(onnx["int8, per-channel (default)"], settings, cores) as workers:
-            row(f"minilm-onnx: int8 (default), {cores} worker processes × 1 thread", workers, BATCH, reference)
+            row(
+                f"minilm-onnx: int8 (default), {cores} worker processes × 1 thread", workers, BATCH, reference
+            )
     headers = ["Embedder", "Batch", "Texts/s", "Mean cosine to fp32", "Min cosine to fp32"]
     print(markdown.table(headers, rows, [False, True, True, True, True]), end="")
     words = sum(len(t.split()) for t in texts) / len(texts)
