@@ -77,3 +77,13 @@ def test_an_embeddings_api_refuses_workers() -> None:
     settings = Settings(embedder="openai:text-embedding-3-small", embed_workers=2)
     with pytest.raises(EmbeddingError, match="embed_workers applies to the local models"):
         uncached_embedder(settings)
+
+
+def test_a_worker_that_cannot_load_the_model_is_one_embedding_error(onnx_home: Path) -> None:
+    local = uncached_embedder(Settings(home=onnx_home))
+    unloadable = Settings(home=onnx_home, embedder=str(onnx_home / "no-such-model"))
+    with (
+        WorkerEmbedder(local, unloadable, 2) as workers,
+        pytest.raises(EmbeddingError, match="an embedding worker process stopped"),
+    ):
+        workers.embed(["Hand hygiene before surgery prevents infection."])

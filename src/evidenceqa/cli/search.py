@@ -56,7 +56,10 @@ def sync_engine(engine: Engine) -> None:
     """`sync_index` on an engine the caller holds open."""
     pending = engine.pending()
     with progress_bar(f"index ({engine.backend.name}, {engine.embedder.model_id})", pending) as bar:
-        report = engine.sync(lambda n: bar.advance(bar.task_ids[0], n))
+        try:
+            report = engine.sync(lambda n: bar.advance(bar.task_ids[0], n))
+        except EmbeddingError as exc:  # what is indexed so far stays; running `index` again resumes
+            fail(str(exc))
     out.print(
         f"index: {report.chunks_added} chunks embedded and written for {report.documents_added} documents, "
         f"{report.documents_deleted} documents removed · at version {report.to_version}",

@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing import get_context
 
 import numpy as np
 
 from evidenceqa.config import Settings
-from evidenceqa.embeddings.base import Embedder, batched_by_length, no_texts
+from evidenceqa.embeddings.base import Embedder, EmbeddingError, batched_by_length, no_texts
 from evidenceqa.embeddings.cache import CachedEmbedder
 
 _WORKER: Embedder | None = None  # the model one worker process loaded
@@ -59,7 +60,12 @@ class WorkerEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return no_texts(self.dim)
-        return batched_by_length(texts, self.batch_size, _embed, self._pool.map)
+        try:
+            return batched_by_length(texts, self.batch_size, _embed, self._pool.map)
+        except BrokenProcessPool as exc:  # a worker could not load the model, or was killed
+            raise EmbeddingError(
+                "an embedding worker process stopped; run with embed_workers = 1 to see why"
+            ) from exc
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.local.embed_query(text)

@@ -209,9 +209,7 @@ class Catalogue:
                 )
                 _put_versions(self.db, doc)  # only some kinds are linked by inference
                 self._log(doc.doc_id, "upsert")
-            if self.db.execute("SELECT 1 FROM changes WHERE version = 0 LIMIT 1").fetchone():
-                self.bump_version()
-            self.set_state(_EVIDENCE_STATE, str(evidence_types.RULES_VERSION))
+            self._redone(_EVIDENCE_STATE, evidence_types.RULES_VERSION)
 
     def _reanalyse(self) -> None:
         """Recount the term statistics when the text analysis has changed since they were counted
@@ -224,9 +222,14 @@ class Catalogue:
             self.set_state("term_chunks", "0")
             _count_all_terms(self.db)
             self.db.execute("INSERT INTO changes SELECT 0, doc_id, 'upsert' FROM documents")
-            if self.db.execute("SELECT 1 FROM changes WHERE version = 0 LIMIT 1").fetchone():
-                self.bump_version()
-            self.set_state(_ANALYSIS_STATE, str(ANALYSIS_VERSION))
+            self._redone(_ANALYSIS_STATE, ANALYSIS_VERSION)
+
+    def _redone(self, state: str, version: int) -> None:
+        """After stored data was redone by `version` of some rules: the documents it changed become a
+        new index version (indexes re-sync them), and the catalogue records the version."""
+        if self.db.execute("SELECT 1 FROM changes WHERE version = 0 LIMIT 1").fetchone():
+            self.bump_version()
+        self.set_state(state, str(version))
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
