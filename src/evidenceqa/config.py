@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     # one (429/503) narrows the window (evidenceqa.embeddings.openai_api, docs/performance.md).
     embed_concurrency: int = Field(4, ge=1, le=64)
     # Processes that embed during `index` (and `ingest`), each running its own copy of a local model
-    # with cores ÷ workers threads (evidenceqa.embeddings.workers; docs/performance.md measures it).
+    # with usable cores ÷ workers threads (evidenceqa.embeddings.workers; docs/performance.md measures it).
     embed_workers: int = Field(1, ge=1, le=64)
     # ONNX Runtime threads of one embedding process (None: one per physical core).
     embed_threads: int | None = Field(None, ge=1, le=256)

@@ -9,7 +9,7 @@ import pytest
 from evidenceqa.config import Settings
 from evidenceqa.embeddings import EmbeddingError, load_embedder, uncached_embedder
 from evidenceqa.embeddings.cache import CachedEmbedder
-from evidenceqa.embeddings.workers import WorkerEmbedder, embedding_workers
+from evidenceqa.embeddings.workers import WorkerEmbedder, embedding_workers, usable_cpus
 from tests.conftest import indexed_engine
 
 
@@ -87,3 +87,37 @@ def test_a_worker_that_cannot_load_the_model_is_one_embedding_error(onnx_home: P
         pytest.raises(EmbeddingError, match="an embedding worker process stopped"),
     ):
         workers.embed(["Hand hygiene before surgery prevents infection."])
+
+
+@pytest.mark.parametrize(
+    ("affinity", "cpu_max", "expected"),
+    [
+        (range(8), None, 8),  # no cgroup v2 file: the affinity mask alone
+        (range(8), "max 100000", 8),  # no quota
+        (range(8), "200000 100000", 2),  # a container with --cpus 2 on an 8-core machine
+        (range(8), "150000 100000", 2),  # 1.5 CPUs: two threads share them
+        (range(2), "800000 100000", 2),  # pinned to 2 cores (taskset, cpuset): the mask wins
+        (range(4), "garbled", 4),  # a format it does not know: no cap
+    ],
+)
+def test_usable_cpus_follow_the_affinity_mask_and_the_cgroup_quota(
+    tmp_path: Path, monkeypatch, affinity, cpu_max, expected
+) -> None:
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(affinity), raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 64)  # the machine's count is never the answer
+    path = tmp_path / "cpu.max"
+    if cpu_max is not None:
+        path.write_text(cpu_max + "\n")
+    assert usable_cpus(path) == expected
+
+
+def test_each_worker_gets_its_share_of_the_usable_cpus(onnx_home: Path, monkeypatch) -> None:
+    seen: list[int | None] = []
+    monkeypatch.setattr("evidenceqa.embeddings.workers.usable_cpus", lambda: 4)
+    monkeypatch.setattr(
+        "evidenceqa.embeddings.workers.ProcessPoolExecutor",
+        lambda workers, mp_context, initializer, initargs: seen.append(initargs[0].embed_threads),
+    )
+    settings = Settings(home=onnx_home)
+    WorkerEmbedder(uncached_embedder(settings), settings, workers=2)
+    assert seen == [2]

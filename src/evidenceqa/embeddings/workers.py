@@ -1,21 +1,24 @@
 """Embedding a big ingest in several processes (`embed_workers`).
 
 One ONNX Runtime session spreads a batch over all cores, but a small model's batch does not keep
-many threads busy; separate processes, each with its own session and cores ÷ workers threads,
-each embedding whole batches, do. Only `embed` moves to the workers: the vector cache, the index
-writes and the catalogue stay in the calling process, so a sync commits exactly as with one process
-(evidenceqa.library.index_sync), and questions are embedded in process as before.
+many threads busy; separate processes, each with its own session and cores ÷ workers threads
+(the cores this process may use: `usable_cpus`), each embedding whole batches, do. Only `embed`
+moves to the workers: the vector cache, the index writes and the catalogue stay in the calling
+process, so a sync commits exactly as with one process (evidenceqa.library.index_sync), and
+questions are embedded in process as before.
 docs/performance.md measures both ways.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing import get_context
+from pathlib import Path
 
 import numpy as np
 
@@ -24,6 +27,21 @@ from evidenceqa.embeddings.base import Embedder, EmbeddingError, batched_by_leng
 from evidenceqa.embeddings.cache import CachedEmbedder
 
 _WORKER: Embedder | None = None  # the model one worker process loaded
+_CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # cgroup v2: "<quota> <period>" or "max <period>"
+
+
+def usable_cpus(cpu_max: Path = _CGROUP_CPU_MAX) -> int:
+    """The CPUs this process may run on: the affinity mask (taskset, a container's cpuset), capped
+    by a cgroup CPU quota (a container's --cpus), not the machine's count, which either can be far
+    below; threads beyond it only take turns."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):  # no cgroup v2 here, or a format this does not know: no cap
+        pass
+    return max(1, cpus)
 
 
 def _start(settings: Settings) -> None:
@@ -43,7 +61,7 @@ class WorkerEmbedder:
     (`settings.embedder`). Use it as a context manager: leaving it stops the processes."""
 
     def __init__(self, local: Embedder, settings: Settings, workers: int) -> None:
-        threads = max(1, (os.cpu_count() or 1) // workers)
+        threads = max(1, usable_cpus() // workers)
         per_worker = settings.model_copy(update={"embed_threads": threads, "embed_workers": 1})
         self.local = local
         self.model_id = local.model_id
