@@ -88,6 +88,12 @@ def test_fingerprint_follows_answer_settings_only():
     assert settings_fingerprint(Settings(home=Path("/elsewhere"), cache_max_entries=5)) == base
 
 
+def test_fingerprint_changes_with_the_llm_rules(monkeypatch):
+    base = settings_fingerprint(Settings())
+    monkeypatch.setattr("evidenceqa.answer.prompt.SYSTEM_PROMPT", "You answer questions. New rule.")
+    assert settings_fingerprint(Settings()) != base
+
+
 def test_fingerprint_includes_generator_settings_once_they_exist():
     class WithGenerator(Settings):
         generator: str = "llm"

@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from evidenceqa.answer import prompt
 from evidenceqa.config import Settings
 from evidenceqa.registry import MissingExtra
 
@@ -81,8 +82,11 @@ def _digest(material: object) -> str:
 
 
 def settings_fingerprint(settings: Settings) -> str:
-    """A digest of the answer-relevant settings: changing any of them must not serve old answers."""
-    return _digest({name: getattr(settings, name, None) for name in ANSWER_SETTINGS})
+    """A digest of the answer-relevant settings and of the LLM's rules: changing any of them must not
+    serve old answers (a release whose prompt asks for something new is a miss, not a week of old
+    answers from Redis)."""
+    material = {name: getattr(settings, name, None) for name in ANSWER_SETTINGS}
+    return _digest({**material, "llm_rules": prompt.SYSTEM_PROMPT})
 
 
 def cache_key(
