@@ -213,7 +213,7 @@ def main() -> None:
         parser.error("--library is needed to measure")
     found = paragraphs(args.library, args.count)
     texts = [found[i % len(found)] for i in range(args.texts)]
-    batch = load_settings().embed_batch_size
+    batch = load_settings().embed_batch_size or OpenAIEmbedder.BATCH_SIZE
     rows = []
     for concurrency in args.concurrency:
         if args.url:

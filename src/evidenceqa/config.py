@@ -42,7 +42,9 @@ class Settings(BaseSettings):
     # a local sentence-transformers folder, "onnx:<folder>" (that folder as int8 ONNX),
     # "openai:<model or Azure deployment>" for an OpenAI-compatible embeddings API, or a plugin's name.
     embedder: str = "minilm-onnx"
-    embed_batch_size: int = Field(64, ge=1, le=4096)
+    # Texts per batch (None: the embedder's own: 8 for the local ONNX model, fastest on every CPU
+    # measured in docs/performance.md; 64 per request to an embeddings API).
+    embed_batch_size: int | None = Field(None, ge=1, le=4096)
     # Embed at most this many word pieces of a text with the local embedders (default: the model's own
     # 256). Shorter is faster and loses passage MRR on full-text articles (docs/retrieval.md, "How
     # many tokens to embed", measures both); a new value re-embeds the library. An embeddings API

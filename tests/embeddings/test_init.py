@@ -34,6 +34,20 @@ def test_minilm(tmp_path: Path) -> None:
     assert embedder.cache.path.is_file()
 
 
+def test_each_embedder_batches_by_its_own_default_unless_the_settings_say(onnx_home: Path) -> None:
+    onnx = load_embedder(Settings(home=onnx_home, embedder="minilm-onnx")).embedder
+    assert isinstance(onnx, OnnxEmbedder) and onnx.batch_size == OnnxEmbedder.BATCH_SIZE == 8
+    chosen = load_embedder(Settings(home=onnx_home, embedder="minilm-onnx", embed_batch_size=32)).embedder
+    assert isinstance(chosen, OnnxEmbedder) and chosen.batch_size == 32
+    api = load_embedder(
+        Settings(home=onnx_home, embedder="openai:m", embedding_api_base="http://127.0.0.1:9/v1")
+    )
+    assert (
+        isinstance(api.embedder, OpenAIEmbedder)
+        and api.embedder.batch_size == OpenAIEmbedder.BATCH_SIZE == 64
+    )
+
+
 def test_minilm_onnx_reuses_the_export_in_the_data_home(onnx_home: Path, onnx_dir: Path) -> None:
     before = (onnx_dir / INT8_FILE).stat().st_mtime_ns
     embedder = load_embedder(Settings(home=onnx_home, embedder="minilm-onnx"))

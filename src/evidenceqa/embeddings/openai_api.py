@@ -88,6 +88,10 @@ class _Window:
 class OpenAIEmbedder:
     """`model` is the model name, or the deployment name on Azure (when `api_version` is set)."""
 
+    # Texts per request when the settings do not say: fewer, larger requests for a server that batches
+    # across them (a 413 halves it: text-embeddings-inference's default limit is 32).
+    BATCH_SIZE = 64
+
     def __init__(
         self,
         model: str,
@@ -95,7 +99,7 @@ class OpenAIEmbedder:
         api_key: str | None,
         api_version: str | None = None,
         dim: int | None = None,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         timeout: float = 60.0,
         max_retries: int = 6,
         concurrency: int = 4,
@@ -106,7 +110,7 @@ class OpenAIEmbedder:
             raise EmbeddingError(f"embedding concurrency must be at least 1, not {concurrency}")
         self.model = model
         self.model_id = f"openai:{model}"
-        self.batch_size = batch_size
+        self.batch_size = batch_size or self.BATCH_SIZE
         self.timeout = timeout
         self.max_retries = max_retries
         self.concurrency = concurrency

@@ -39,18 +39,20 @@ def st_model_id(path: Path) -> str:
 
 
 class SentenceTransformerEmbedder:
+    BATCH_SIZE = 64  # texts per forward pass when the settings do not say
+
     def __init__(
         self,
         path: Path,
         device: str = "cpu",
-        batch_size: int = 64,
+        batch_size: int | None = None,
         model_id: str | None = None,
         max_tokens: int | None = None,
     ) -> None:
         """`max_tokens` truncates texts shorter than the model's own limit, as OnnxEmbedder's does."""
         path = Path(path).expanduser().resolve()
         require_st_folder(path)
-        self.batch_size = batch_size
+        self.batch_size = batch_size or self.BATCH_SIZE
         self.model = _load(path, device)
         self.max_tokens, self.model_id = token_window(
             model_id or st_model_id(path), max_tokens, int(self.model.max_seq_length)

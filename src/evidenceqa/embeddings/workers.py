@@ -27,6 +27,7 @@ from evidenceqa.embeddings.base import Embedder, EmbeddingError, batched_by_leng
 from evidenceqa.embeddings.cache import CachedEmbedder
 
 _WORKER: Embedder | None = None  # the model one worker process loaded
+_TASK_TEXTS = 64  # per task when embed_batch_size is not set: few round trips, whole model batches
 _CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # cgroup v2: "<quota> <period>" or "max <period>"
 
 
@@ -65,7 +66,8 @@ class WorkerEmbedder:
         per_worker = settings.model_copy(update={"embed_threads": threads, "embed_workers": 1})
         self.local = local
         self.model_id = local.model_id
-        self.batch_size = settings.embed_batch_size
+        # texts per task sent to a worker, which embeds them in its model's own batches
+        self.batch_size = settings.embed_batch_size or _TASK_TEXTS
         # spawn, not fork: a forked ONNX Runtime or tokenizer thread pool can deadlock in the child.
         self._pool = ProcessPoolExecutor(
             workers, mp_context=get_context("spawn"), initializer=_start, initargs=(per_worker,)
