@@ -211,3 +211,45 @@ def test_recency_boost_breaks_ties_the_same_way_whatever_order_the_hits_came_in(
     backward = [h.chunk_id for h in _boost_recent([replace(h) for h in reversed(hits)], engine.catalogue)]
     tied = [c for c in forward if not c.startswith("new-ssi")]
     assert forward == backward and tied == sorted(tied)
+
+
+def _threads_of_searches(retriever, monkeypatch) -> dict[str, str]:
+    """The thread each half of the next searches ran on, by half."""
+    import threading
+
+    seen: dict[str, str] = {}
+    backend = retriever.backend
+    for half in ("search_dense", "search_keyword"):
+        original = getattr(backend, half)
+
+        def traced(*args, _half=half, _original=original, **kwargs):
+            seen[_half] = threading.current_thread().name
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(backend, half, traced)
+    return seen
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_a_hybrid_search_runs_its_keyword_half_beside_the_dense_half_with_the_same_ranking(
+    engine, monkeypatch, question
+):
+    concurrent = engine.retriever(today=date(2026, 11, 29))
+    threads = _threads_of_searches(concurrent, monkeypatch)
+    together = concurrent.search(question, k=5)
+    assert threads["search_keyword"].startswith("keyword-search")
+    assert threads["search_dense"] == "MainThread"
+    sequential = engine.retriever(today=date(2026, 11, 29))
+    monkeypatch.setattr(sequential.backend, "concurrent_search", False)
+    threads.clear()
+    one_by_one = sequential.search(question, k=5)
+    assert threads["search_keyword"] == threads["search_dense"] == "MainThread"
+    assert [(r.chunk.chunk_id, r.score) for r in together.results] == [
+        (r.chunk.chunk_id, r.score) for r in one_by_one.results
+    ]
+
+
+def test_a_keyword_only_search_stays_on_the_calling_thread(retriever, monkeypatch):
+    threads = _threads_of_searches(retriever, monkeypatch)
+    assert retriever.search("surgical site infection", k=3, mode="bm25").results
+    assert threads == {"search_keyword": "MainThread"}

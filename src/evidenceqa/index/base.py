@@ -125,6 +125,9 @@ class Hit:
 
 @runtime_checkable
 class SearchBackend(Protocol):
+    """A backend may also set `concurrent_search = True`: its search_dense and search_keyword may run
+    at once on two threads, and a hybrid search then runs them so."""
+
     name: str
 
     def add(self, records: Sequence[IndexRecord]) -> None:

@@ -19,6 +19,7 @@ replaced rows. Ingest can add many small batches without re-indexing after each 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +123,9 @@ def _dedup(records: Sequence[IndexRecord]) -> list[IndexRecord]:
 
 class LanceDBBackend:
     name = "lancedb"
+    # Reads of one table may run at once (LanceDB's engine is thread-safe for them and releases the
+    # GIL); only the fold-in of unindexed rows is serialised (`_sync_indexes`).
+    concurrent_search = True
 
     def __init__(
         self,
@@ -138,6 +142,7 @@ class LanceDBBackend:
         self.path = Path(path)
         self.batch_size = batch_size
         self.ann = ann or AnnParams()
+        self._sync_lock = threading.Lock()
         if dim is None and not self.path.exists():
             raise FileNotFoundError(f"no LanceDB index at {self.path}: build the index first")
         self._db = lancedb.connect(str(self.path))
@@ -195,9 +200,11 @@ class LanceDBBackend:
     def _sync_indexes(self) -> None:
         """Fold rows written since the last optimize into the indexes (see the module docstring)."""
         if self._stale:
-            self._table.optimize()
-            self._ensure_ann()
-            self._stale = False
+            with self._sync_lock:  # a hybrid search's two halves may both find the table stale
+                if self._stale:
+                    self._table.optimize()
+                    self._ensure_ann()
+                    self._stale = False
 
     # -- writes ---------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -145,6 +146,9 @@ class Retriever:
         )
         self.adaptive = AdaptiveAlpha.load() if settings.alpha == "adaptive" else None
         self.reranker = CrossEncoder(Path(settings.rerank)) if settings.rerank != "off" else None
+        # A hybrid search's keyword half runs on this thread while the dense half is searched, where
+        # the backend allows both at once (docs/performance.md).
+        self._keyword_thread: ThreadPoolExecutor | None = None
 
     def search(
         self,
@@ -215,11 +219,18 @@ class Retriever:
         reordered = parsed.recency or filters.prefer_evidence
         depth = self.settings.fusion_depth if mode == "hybrid" or reordered else k
         lists: dict[str, list[Hit]] = {}
+        keyword: Future[list[Hit]] | None = None
         if mode in ("hybrid", "dense"):
-            vector = self.embedder.embed_query(parsed.text)
+            vector = self.embedder.embed_query(parsed.text)  # on every core: nothing beside it
             clock.lap("embed")
+            if mode == "hybrid" and terms and getattr(self.backend, "concurrent_search", False):
+                if self._keyword_thread is None:
+                    self._keyword_thread = ThreadPoolExecutor(1, thread_name_prefix="keyword-search")
+                keyword = self._keyword_thread.submit(self.backend.search_keyword, terms, depth, filters)
             lists["dense"] = self.backend.search_dense(vector, depth, filters)
-        if mode in ("hybrid", "bm25") and terms:
+        if keyword is not None:
+            lists["keyword"] = keyword.result()
+        elif mode in ("hybrid", "bm25") and terms:
             lists["keyword"] = self.backend.search_keyword(terms, depth, filters)
         clock.lap("search")
         return lists
