@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -40,7 +39,7 @@ from evidenceqa.embeddings.onnx import (
     read_manifest,
     write_manifest,
 )
-from evidenceqa.embeddings.workers import WorkerEmbedder
+from evidenceqa.embeddings.workers import WorkerEmbedder, usable_cpus
 from evidenceqa.text import markdown
 
 BATCH = OnnxEmbedder.BATCH_SIZE  # what ingest uses unless embed_batch_size says otherwise
@@ -110,7 +109,7 @@ def main() -> None:
         for batch in BATCHES:
             embedder = OnnxEmbedder(export, batch_size=batch, model_id=MINILM_ONNX_ID)
             row("minilm-onnx: ONNX Runtime, int8, per-channel (default)", embedder, batch, reference)
-        cores = os.cpu_count() or 1
+        cores = usable_cpus()
         settings = load_settings().model_copy(update={"models_dir": Path(folder), "embed_batch_size": BATCH})
         with WorkerEmbedder(onnx["int8, per-channel (default)"], settings, cores) as workers:
             row(

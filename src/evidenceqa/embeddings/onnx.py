@@ -81,7 +81,8 @@ def export_onnx(model_dir: Path, out_dir: Path | None = None) -> Path:
 class OnnxEmbedder:
     # Texts per ONNX Runtime run when the settings do not say. Small batches were the fastest on every
     # CPU measured, with VNNI and with AVX2 alone (the working set stays in cache; batch rows of
-    # docs/performance.md's embedding table), and give the same vectors as large ones.
+    # docs/performance.md's embedding table), as close to fp32 as large ones. (int8 activations are
+    # scaled per batch, so a text's vector moves a little with its batch mates at any size.)
     BATCH_SIZE = 8
 
     def __init__(
