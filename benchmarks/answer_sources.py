@@ -22,7 +22,7 @@ from evidenceqa.answer.abstain import Abstainer
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
-from evidenceqa.bench.answers import score_sources
+from evidenceqa.bench.answers import score_sources, source_shares
 from evidenceqa.bench.retrieval import question_filters, read_questions
 from evidenceqa.config import load_settings
 from evidenceqa.text import markdown
@@ -50,10 +50,8 @@ def main() -> None:
                 scores.append(score)
                 if "final_decision" in q.meta and score.direction is not None:
                     decided.append((q.meta["final_decision"], MAYBE.get(score.direction, score.direction)))
-            answered = [s for s in scores if s.sentences]
-            total = sum(s.sentences for s in answered)
-            sources.append([path.stem, f"{len(answered):,}", f"{sum(s.from_gold for s in answered) / total:.1%}",
-                            f"{sum(s.first_from_gold for s in answered) / len(answered):.1%}"])  # fmt: skip
+            answered, from_gold, first = source_shares(scores)
+            sources.append([path.stem, f"{answered:,}", f"{from_gold:.1%}", f"{first:.1%}"])
             if decided:
                 majority, count = Counter(truth for truth, _ in decided).most_common(1)[0]
                 said = Counter(guess for _, guess in decided)

@@ -13,7 +13,13 @@ import pytest
 
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence
 from evidenceqa.answer.citations import split_answer
-from evidenceqa.answer.extractive import ExtractiveGenerator, _by_source, _candidates, _sides, sentence_score
+from evidenceqa.answer.extractive import (
+    ExtractiveGenerator,
+    _candidates,
+    _of_sources_about_the_question,
+    _sides,
+    sentence_score,
+)
 from evidenceqa.answer.findings import direction_of, is_summary, verdict
 from evidenceqa.embeddings import CachedEmbedder
 from tests.answer.evidence import CHUNKS, chunk, extractive_generator, numbered
@@ -130,13 +136,15 @@ def test_the_finding_leads_not_the_aim_or_the_method(generator):
     assert direction_of(draft.sentences[0].text) == "yes"
 
 
-def test_sources_come_best_first_grouped_with_their_best_sentence_first(generator):
+def test_sources_come_in_retrieval_order_grouped(generator):
     evidence = numbered("hair", "chlorhexidine")
     question = "How do chlorhexidine-alcohol and clipping compare for preventing surgical site infection?"
     draft = generator.generate(question, evidence)
 
+    # The question asks about both: [1] (clipping), ranked first, then [2] (chlorhexidine), which
+    # holds the best sentence.
     blocks = [s.citations[0] for s in draft.sentences]
-    assert blocks[0] == 2 and blocks == sorted(blocks, key=lambda n: n != 2), blocks  # [2] answers best
+    assert set(blocks) == {1, 2} and blocks == sorted(blocks), blocks
 
 
 def test_a_source_whose_best_sentence_falls_short_is_left_out_whole(generator):
@@ -145,16 +153,91 @@ def test_a_source_whose_best_sentence_falls_short_is_left_out_whole(generator):
     # Tranexamic acid shares "surgery" and little else: none of its sentences comes with the answer.
     assert chosen and all(c.n != 3 for c in chosen)
     assert {c.n for c in chosen} <= {1, 2}
-    # Scores that pass the per-sentence cut (0.6 of the best) but not the per-source one (0.8):
-    # the second source goes whole, and the first keeps its best sentence first.
-    candidates = _candidates(numbered("hair", "chlorhexidine"))
-    hair = [i for i, c in enumerate(candidates) if c.n == 1][:2]
-    other = [i for i, c in enumerate(candidates) if c.n == 2][:1]
-    scores = {hair[0]: 0.8, hair[1]: 1.0, other[0]: 0.7}
-    kept = _by_source([*hair, *other], scores, candidates)
-    assert kept == [candidates[hair[1]], candidates[hair[0]]]
-    scores[other[0]] = 0.85  # now about the question too: kept, after the better-ranked source
-    assert _by_source([*hair, *other], scores, candidates)[-1] is candidates[other[0]]
+
+
+def test_the_sources_kept_are_the_first_ranked_and_those_near_the_best_sentence():
+    candidates = _candidates(numbered("hair", "chlorhexidine", "hair_guideline"))
+    first = {i: c.n for i, c in enumerate(candidates)}
+
+    def kept(scores: dict[int, float], cutoff: float) -> set[int]:
+        return {first[i] for i in _of_sources_about_the_question(scores, candidates, cutoff)}
+
+    one, two, three = (next(i for i, n in first.items() if n == k) for k in (1, 2, 3))
+    # [1] is ranked first and stays though [2] holds the best sentence; [3], at 0.9 of the best, goes
+    # at a cut of 1 and stays at 0.8.
+    assert kept({one: 0.7, two: 1.0, three: 0.9}, 1.0) == {1, 2}
+    assert kept({one: 0.7, two: 1.0, three: 0.9}, 0.8) == {1, 2, 3}
+    # A first-ranked source whose best sentence could not be chosen (under 0.6 of the best) is not
+    # the first source: the next-ranked one that could is.
+    assert kept({one: 0.5, two: 1.0, three: 0.9}, 1.0) == {2}
+    assert kept({one: 0.5, two: 0.9, three: 1.0}, 1.0) == {2, 3}
+
+
+class FixedSimilarityEmbedder:
+    """Each text at a set cosine to every question, on its own axis otherwise (so no two texts look
+    alike): the extractive scores without a model."""
+
+    model_id = "fixed-similarity"
+
+    def __init__(self, similarity: dict[str, float]) -> None:
+        self.similarity = similarity
+        self.dim = len(similarity) + 1
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            axis = 1 + list(self.similarity).index(text)
+            vectors[row, 0] = self.similarity[text]
+            vectors[row, axis] = np.sqrt(1 - self.similarity[text] ** 2)
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return np.eye(self.dim, dtype=np.float32)[0]
+
+
+def test_the_places_a_source_left_out_would_take_go_to_the_sources_kept():
+    first = [
+        "Alpha bravo charlie delta echo.",
+        "Foxtrot golf hotel india juliet.",
+        "Kilo lima mike november oscar.",
+    ]
+    best = "Papa quebec romeo sierra tango."
+    near = "Uniform victor whiskey xray yankee."
+    evidence = [
+        Evidence(1, chunk("first#1", " ".join(first), "First", 2020, []), 0.9),
+        Evidence(2, chunk("best#1", best, "Best", 2020, []), 0.8),
+        Evidence(3, chunk("near#1", near, "Near", 2020, []), 0.7),
+    ]
+    # The best sentence is [2]'s; [3]'s scores 0.94 of it, above [1]'s second sentence.
+    embedder = FixedSimilarityEmbedder({first[0]: 0.9, first[1]: 0.85, first[2]: 0.8, best: 0.95, near: 0.9})
+    question = "Zulu?"
+
+    def quoted(cutoff: float) -> list[str]:
+        generator = ExtractiveGenerator(embedder, max_sentences=3, source_cutoff=cutoff)
+        return [c.text for c in generator._choose(question, _candidates(evidence))]
+
+    assert quoted(0.8) == [first[0], best, near]
+    # [3] left out: its place goes to [1]'s next sentence, not to nothing.
+    assert quoted(1.0) == [first[0], first[1], best]
+
+
+def test_a_yes_no_answer_keeps_a_source_that_says_the_opposite():
+    says_yes = "Alpha increased the bravo rate compared with charlie (4% vs 2%)."
+    agrees = "Kilo was associated with fewer lima events in mike patients."
+    says_no = "Alpha did not change the bravo rate of delta echo."
+    evidence = [
+        Evidence(n, chunk(f"study{n}#1", body, f"Study {n}", 2020, ["Results"]), 1.0 - n / 10)
+        for n, body in enumerate((says_yes, agrees, says_no), start=1)
+    ]
+    # Both other studies score under the best sentence (the source cut), [3] within 0.8 of it.
+    embedder = FixedSimilarityEmbedder({says_yes: 0.95, agrees: 0.9, says_no: 0.88})
+
+    draft = ExtractiveGenerator(embedder).generate("Does zulu work?", evidence)
+    assert direction_of(draft.sentences[0].text) == "mixed"
+    assert {n for s in draft.sentences for n in s.citations} == {1, 3}
+    # Not a yes/no question: no side to keep, only the source holding the best sentence.
+    draft = ExtractiveGenerator(embedder).generate("What does zulu do?", evidence)
+    assert [s.citations for s in draft.sentences] == [[1]]
 
 
 @pytest.mark.parametrize(

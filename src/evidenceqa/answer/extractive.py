@@ -22,6 +22,7 @@ from evidenceqa.answer.findings import (
     Verdict,
     asks_yes_or_no,
     finding_weight,
+    polarity,
     side_line,
     verdict,
     vote_weight,
@@ -54,10 +55,18 @@ RANK_SHARE = 2 / 3
 MIN_TERM_WEIGHT = 0.2
 MIN_SIMILARITY = 0.5
 # Kept sentences score at least this share of the best one: a clear answer is not padded with
-# sentences that barely relate to the question. A source is kept only if its best sentence scores
-# SOURCE_CUTOFF of the best: a patient leaflet's line that shares a word does not join a study's finding.
+# sentences that barely relate to the question.
 RELATIVE_CUTOFF = 0.6
-SOURCE_CUTOFF = 0.8
+# The sources an answer quotes: the one retrieval ranks first (it judges a whole source better than
+# one sentence does) and any whose best sentence scores SOURCE_CUTOFF of the best, so a patient
+# leaflet's line that shares a word does not join a study's finding. 1.0: besides the first-ranked
+# source, only the one holding the best sentence. Chosen leave-one-benchmark-out over four
+# benchmarks (benchmarks/source_cutoff.py; its table is in docs/answering.md).
+SOURCE_CUTOFF = 1.0
+# A yes/no question's answer never hides the other side: a source left out by SOURCE_CUTOFF is kept
+# when a finding of its says the opposite of one kept and its best sentence scores this share of
+# the best (the cut used for every source before).
+DISAGREEING_CUTOFF = 0.8
 # Near-duplicates: a sentence this similar to one already chosen, or whose terms are this much
 # contained in one already chosen, adds nothing.
 DUPLICATE_COSINE = 0.9
@@ -137,10 +146,17 @@ class ExtractiveGenerator:
 
     name = "extractive"
 
-    def __init__(self, embedder: Embedder, max_sentences: int = 4, max_words: int = 120) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        max_sentences: int = 4,
+        max_words: int = 120,
+        source_cutoff: float = SOURCE_CUTOFF,
+    ) -> None:
         self.embedder = embedder
         self.max_sentences = max_sentences
         self.max_words = max_words
+        self.source_cutoff = source_cutoff
 
     def generate(
         self, question: str, evidence: Sequence[Evidence], on_delta: Callable[[str], None] | None = None
@@ -180,6 +196,11 @@ class ExtractiveGenerator:
         }
         if not scores:
             return []
+        # Sources are cut before sentences are chosen, so the places an off-topic source would have
+        # taken go to more of the sources kept.
+        scores = _of_sources_about_the_question(
+            scores, candidates, self.source_cutoff, asks_yes_or_no(question)
+        )
         return _by_source(self._select(scores, candidates, vectors), scores, candidates)
 
     def _select(
@@ -202,19 +223,48 @@ class ExtractiveGenerator:
         return chosen
 
 
-def _by_source(chosen: list[int], scores: dict[int, float], candidates: list[_Candidate]) -> list[_Candidate]:
-    """The chosen candidates of the sources about the question (best sentence ≥ SOURCE_CUTOFF of the
-    best), grouped by source in retrieval order (which judges a whole source better than one
-    sentence does); within a source its findings first, then the rest, each best first."""
+def _of_sources_about_the_question(
+    scores: dict[int, float], candidates: list[_Candidate], cutoff: float, yes_or_no: bool = False
+) -> dict[int, float]:
+    """The scores of the candidates whose source is about the question: the best-ranked source with
+    a sentence that could be chosen (≥ RELATIVE_CUTOFF of the best), and each source whose best
+    sentence scores at least `cutoff` of the best. For a `yes_or_no` question, also each source
+    within DISAGREEING_CUTOFF whose findings take a side that the kept sources' findings do not."""
     best: dict[str, float] = {}
+    rank: dict[str, int] = {}
+    for i, score in scores.items():
+        doc = candidates[i].doc_id
+        best[doc] = max(best.get(doc, 0.0), score)
+        rank[doc] = min(rank.get(doc, candidates[i].rank), candidates[i].rank)
+    top = max(best.values())
+    first = min((doc for doc in best if best[doc] >= RELATIVE_CUTOFF * top), key=rank.__getitem__)
+    kept = {doc for doc in best if doc == first or best[doc] >= cutoff * top}
+    if yes_or_no:
+        sides: dict[str, set[str]] = {}
+        for i, score in scores.items():
+            if (
+                score >= RELATIVE_CUTOFF * top
+                and candidates[i].finding > 0
+                and (side := polarity(candidates[i].text))
+            ):
+                sides.setdefault(candidates[i].doc_id, set()).add(side)
+        taken = set().union(*(sides.get(doc, set()) for doc in kept))
+        kept |= {
+            doc
+            for doc, said in sides.items()
+            if taken and said - taken and best[doc] >= DISAGREEING_CUTOFF * top
+        }
+    return {i: score for i, score in scores.items() if candidates[i].doc_id in kept}
+
+
+def _by_source(chosen: list[int], scores: dict[int, float], candidates: list[_Candidate]) -> list[_Candidate]:
+    """The chosen candidates grouped by source in retrieval order (which judges a whole source better
+    than one sentence does); within a source its findings first, then the rest, each best first."""
     rank: dict[str, int] = {}
     for i in chosen:
         doc = candidates[i].doc_id
-        best[doc] = max(best.get(doc, 0.0), scores[i])
         rank[doc] = min(rank.get(doc, candidates[i].rank), candidates[i].rank)
-    top = max(best.values())
-    kept = [i for i in chosen if best[candidates[i].doc_id] >= SOURCE_CUTOFF * top]
-    order = sorted(kept, key=lambda i: (rank[candidates[i].doc_id], candidates[i].finding <= 0, -scores[i]))
+    order = sorted(chosen, key=lambda i: (rank[candidates[i].doc_id], candidates[i].finding <= 0, -scores[i]))
     return [candidates[i] for i in order]
 
 

@@ -214,3 +214,14 @@ def score_sources(question: Question, answer: Answer) -> SourceScore:
     gold = [any(doc_of.get(n) in question.gold_doc_ids for n in s.citations) for s in quoted]
     direction = next((d for s in answer.sentences if (d := direction_of(s.text))), None)
     return SourceScore(len(quoted), sum(gold), bool(gold and gold[0]), direction)
+
+
+def source_shares(scores: Sequence[SourceScore]) -> tuple[int, float, float]:
+    """Of the answers with quoted sentences: how many, the share of their sentences from a gold
+    article, and the share whose first sentence is."""
+    answered = [s for s in scores if s.sentences]
+    if not answered:
+        return 0, 0.0, 0.0
+    total = sum(s.sentences for s in answered)
+    return (len(answered), sum(s.from_gold for s in answered) / total,
+            sum(s.first_from_gold for s in answered) / len(answered))  # fmt: skip
