@@ -221,6 +221,23 @@ def test_the_places_a_source_left_out_would_take_go_to_the_sources_kept():
     assert quoted(1.0) == [first[0], first[1], best]
 
 
+def test_a_source_ranks_by_its_best_chunk_even_when_that_chunk_has_nothing_to_quote():
+    aim = "To determine whether alpha bravo charlie delta echo."
+    finding = "Foxtrot golf hotel india juliet kilo."
+    other = "Lima mike november oscar papa quebec."
+    evidence = [
+        Evidence(1, chunk("paper#0", aim, "Paper", 2020, []), 0.9),  # an abstract's aim: never quoted
+        Evidence(2, chunk("leaflet#1", other, "Leaflet", 2020, []), 0.8),
+        Evidence(3, chunk("paper#2", finding, "Paper", 2020, []), 0.7),
+    ]
+    embedder = FixedSimilarityEmbedder({aim: 0.95, finding: 0.8, other: 0.9})
+
+    chosen = ExtractiveGenerator(embedder)._choose("Zulu?", _candidates(evidence))
+    # The paper is the first source (its chunk [1] ranked first), so its finding leads, though [2]
+    # holds the best quotable sentence.
+    assert [c.text for c in chosen] == [finding, other]
+
+
 def test_a_yes_no_answer_keeps_a_source_that_says_the_opposite():
     says_yes = "Alpha increased the bravo rate compared with charlie (4% vs 2%)."
     agrees = "Kilo was associated with fewer lima events in mike patients."

@@ -231,12 +231,10 @@ def _of_sources_about_the_question(
     sentence scores at least `cutoff` of the best. For a `yes_or_no` question, also each source
     within DISAGREEING_CUTOFF whose findings take a side that the kept sources' findings do not."""
     best: dict[str, float] = {}
-    rank: dict[str, int] = {}
     for i, score in scores.items():
-        doc = candidates[i].doc_id
-        best[doc] = max(best.get(doc, 0.0), score)
-        rank[doc] = min(rank.get(doc, candidates[i].rank), candidates[i].rank)
+        best[candidates[i].doc_id] = max(best.get(candidates[i].doc_id, 0.0), score)
     top = max(best.values())
+    rank = _source_ranks(candidates)
     first = min((doc for doc in best if best[doc] >= RELATIVE_CUTOFF * top), key=rank.__getitem__)
     kept = {doc for doc in best if doc == first or best[doc] >= cutoff * top}
     if yes_or_no:
@@ -260,12 +258,18 @@ def _of_sources_about_the_question(
 def _by_source(chosen: list[int], scores: dict[int, float], candidates: list[_Candidate]) -> list[_Candidate]:
     """The chosen candidates grouped by source in retrieval order (which judges a whole source better
     than one sentence does); within a source its findings first, then the rest, each best first."""
-    rank: dict[str, int] = {}
-    for i in chosen:
-        doc = candidates[i].doc_id
-        rank[doc] = min(rank.get(doc, candidates[i].rank), candidates[i].rank)
+    rank = _source_ranks(candidates)
     order = sorted(chosen, key=lambda i: (rank[candidates[i].doc_id], candidates[i].finding <= 0, -scores[i]))
     return [candidates[i] for i in order]
+
+
+def _source_ranks(candidates: list[_Candidate]) -> dict[str, int]:
+    """Each source's place in the evidence: that of its best-ranked chunk, even when that chunk has
+    no sentence to quote (an abstract's aim ranked first makes its paper the first source)."""
+    rank: dict[str, int] = {}
+    for candidate in candidates:
+        rank[candidate.doc_id] = min(rank.get(candidate.doc_id, candidate.rank), candidate.rank)
+    return rank
 
 
 def _without_reference_marks(text: str) -> str:
