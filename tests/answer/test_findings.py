@@ -32,6 +32,11 @@ def generator(tmp_path_factory: pytest.TempPathFactory, models_dir) -> Extractiv
         ("Shaving was associated with a higher infection rate (OR 2.1).", ["Abstract"], 1),
         ("Clipping reduced infection compared with shaving.", ["Conclusions"], 1),
         ("Surgical site infection is a common complication.", ["Background"], -1),
+        # Methods told in the passive or with the patients as subject, even in a Results section.
+        ("Serum concentrations of 31 patients treated with vancomycin were collected.", ["Results"], -1),
+        ("Patients underwent either radical or partial nephrectomy.", ["Results"], -1),
+        # A method and a result in one sentence: the result counts.
+        ("Blood samples were collected and IL-6 was significantly higher in cases.", [], 1),
     ],
 )
 def test_a_finding_weighs_up_and_an_aim_method_or_background_down(
@@ -57,6 +62,9 @@ def test_yes_no_questions_are_told_from_open_ones() -> None:
         ("Whether tranexamic acid reduces thrombosis remains unclear.", None),
         ("Patients were followed up at the clinic.", None),
         ("These results suggest little need to use peak concentration in vancomycin monitoring.", "no"),
+        # "or" is a word, not an odds ratio (OR): no result is stated.
+        ("Patients chose general or regional anaesthesia.", None),
+        ("Infection was more common after shaving (OR 2.1, 95% CI 1.2-3.4).", "yes"),
         ("The results showed no overall first night effect on bruxism.", "no"),
     ],
 )

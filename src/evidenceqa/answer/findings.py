@@ -18,7 +18,7 @@ _RESULT = re.compile(
     r"\b(?:was|were|is|are)\s+(?:significantly\s+|independently\s+|strongly\s+)?(?:associated|correlated|linked)"
     r"|\bsignificant(?:ly)?\b|\b(?:reduc|increas|decreas|improv|lower|rais|shorten|prolong|prevent)(?:ed|es)\b"
     r"|\b(?:higher|lower|fewer|greater|shorter|longer|less|more)\s+(?:than|in|among|with)\b"
-    r"|\b(?:odds|hazard|risk)\s+ratio|\b(?:OR|RR|HR|CI)\b|\bp\s*[<=>≤]\s*0?\.\d|\d\s*%"
+    r"|\b(?:odds|hazard|risk)\s+ratio|\b(?-i:OR|RR|HR|CI)\b|\bp\s*[<=>≤]\s*0?\.\d|\d\s*%"
     r"|\b(?:resulted in|led to|did not|was not|were not|no (?:significant|difference|association|effect|benefit))"
     r"|\b(?:effective|safe|superior|inferior|comparable|similar|predict(?:s|ed|ive)?|recommend(?:s|ed)?)\b"
     r"|\b(?:we|these|our) (?:found|showed|conclude|suggest|demonstrate)|\b(?:in conclusion|overall|taken together)\b",
@@ -33,6 +33,15 @@ _NOT_A_FINDING = re.compile(
     r" (?:[\w-]+ ){0,5}?(?:were|was) (?:randomly |prospectively |retrospectively )?(?:enrolled|included|recruited"
     r"|randomi[sz]ed|allocated|assigned|divided|studied|reviewed)\b"
     r"|data (?:were|was) (?:collected|obtained|extracted|analy[sz]ed)\b)",
+    re.I,
+)
+# A method told in the passive or with the patients as subject, anywhere in the sentence ("Serum
+# concentrations of 31 patients were collected.", "Patients underwent radical or partial
+# nephrectomy."): a method unless the sentence also states a result.
+_METHOD = re.compile(
+    r"\b(?:was|were) (?:prospectively |retrospectively |then |also )?(?:collected|recorded|measured|obtained"
+    r"|extracted|enrolled|recruited|randomi[sz]ed|allocated|assigned)\b"
+    r"|^(?:all |the )?(?:patients|participants|subjects) (?:underwent|were treated with)\b",
     re.I,
 )
 _FINDING_SECTION = re.compile(
@@ -99,8 +108,11 @@ def finding_weight(text: str, section_path: Sequence[str] = ()) -> float:
     background (-1), from its own wording and the section it stands in."""
     if _NOT_A_FINDING.match(text.strip()):
         return -1.0
+    result = bool(_RESULT.search(text))
+    if _METHOD.search(text.strip()) and not result:
+        return -1.0
     section = " ".join(section_path)
-    weight = 0.5 if _RESULT.search(text) else 0.0
+    weight = 0.5 if result else 0.0
     if _BACKGROUND.search(section):  # "Summary of Background Data" is background, not a summary
         weight -= 0.5
     elif _FINDING_SECTION.search(section):
