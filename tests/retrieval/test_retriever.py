@@ -81,6 +81,11 @@ def test_a_year_filter_that_holds_no_year_is_refused(retriever):
         retriever.search("surgical site infection", filters=Filters(year_min=2022, year_max=2019))
 
 
+def test_an_unknown_search_mode_is_refused_not_searched_as_nothing(retriever):
+    with pytest.raises(ValueError, match=r"search mode 'keyword': one of hybrid, bm25, dense"):
+        retriever.search("surgical site infection", mode="keyword")  # type: ignore[arg-type]
+
+
 def test_last_n_years_excludes_undated_documents(retriever):
     response = retriever.search("evidence on infection prevention from the last 10 years", k=10)
     assert response.filters == {"year_min": 2017}

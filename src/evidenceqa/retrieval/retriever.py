@@ -21,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from evidenceqa import evidence_types
 from evidenceqa.config import Settings
@@ -159,6 +159,8 @@ class Retriever:
         level: Literal["content", "document"] = "content",
         temporal: bool = True,
     ) -> SearchResponse:
+        if mode not in get_args(SearchMode):  # else no list is searched and nothing is found, silently
+            raise ValueError(f"search mode {mode!r}: one of {', '.join(get_args(SearchMode))}")
         k = k or self.settings.search_k
         clock = _Clock()
         question = clean_question(
