@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from evidenceqa.answer import findings
 from evidenceqa.answer.cache import (
     KEY_PREFIX,
     MemoryCache,
@@ -91,6 +92,12 @@ def test_fingerprint_follows_answer_settings_only():
 def test_fingerprint_changes_with_the_llm_rules(monkeypatch):
     base = settings_fingerprint(Settings())
     monkeypatch.setattr("evidenceqa.answer.prompt.SYSTEM_PROMPT", "You answer questions. New rule.")
+    assert settings_fingerprint(Settings()) != base
+
+
+def test_fingerprint_changes_with_the_extractive_rules(monkeypatch):
+    base = settings_fingerprint(Settings())
+    monkeypatch.setattr("evidenceqa.answer.cache.EXTRACTIVE_RULES", (findings,))
     assert settings_fingerprint(Settings()) != base
 
 

@@ -12,6 +12,7 @@ warning and recovers by itself when Redis comes back.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import logging
 import re
@@ -19,9 +20,11 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import cache
+from types import ModuleType
 from typing import Any, Protocol, TypeVar
 
-from evidenceqa.answer import prompt
+from evidenceqa.answer import extractive, findings, prompt
 from evidenceqa.config import Settings
 from evidenceqa.registry import MissingExtra
 
@@ -33,6 +36,10 @@ ANSWER_FORMAT = 2  # 2: citations numbered by source (`citations.SourceNumbers`)
 # The settings that change an answer for the same question and index (`search_k` does not: answers
 # are written from `evidence_k` chunks, or the call's own k, which the key holds). An absent one
 # counts as None.
+# The code that decides what an extractive answer quotes and how it reads the findings: the
+# offline generator's rules, as the prompt is an LLM's. Its source is digested, so any release that
+# changes it misses the answers cached before.
+EXTRACTIVE_RULES: tuple[ModuleType, ...] = (extractive, findings)
 ANSWER_SETTINGS = (
     "embedder",
     "backend",
@@ -82,11 +89,18 @@ def _digest(material: object) -> str:
 
 
 def settings_fingerprint(settings: Settings) -> str:
-    """A digest of the answer-relevant settings and of the LLM's rules: changing any of them must not
-    serve old answers (a release whose prompt asks for something new is a miss, not a week of old
-    answers from Redis)."""
+    """A digest of the answer-relevant settings and of the generators' rules: changing any of them
+    must not serve old answers (a release whose prompt asks for something new, or that quotes other
+    sentences offline, is a miss, not a week of old answers from Redis)."""
     material = {name: getattr(settings, name, None) for name in ANSWER_SETTINGS}
-    return _digest({**material, "llm_rules": prompt.SYSTEM_PROMPT})
+    return _digest(
+        {**material, "llm_rules": prompt.SYSTEM_PROMPT, "extractive_rules": _source_digest(EXTRACTIVE_RULES)}
+    )
+
+
+@cache
+def _source_digest(modules: tuple[ModuleType, ...]) -> str:
+    return _digest([inspect.getsource(module) for module in modules])
 
 
 def cache_key(
