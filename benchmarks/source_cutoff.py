@@ -18,9 +18,9 @@ Example:
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import replace
-from pathlib import Path
+
+from fusion_grid import benchmark_arguments
 
 from evidenceqa.answer.abstain import Abstainer
 from evidenceqa.answer.cache import MemoryCache
@@ -49,13 +49,7 @@ def cell(measures: Measures) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("benchmarks", type=Path, nargs="+")
-    parser.add_argument("--home", type=Path, required=True)
-    parser.add_argument("--limit", type=int, default=None)
-    args = parser.parse_args()
+    args = benchmark_arguments(__doc__).parse_args()
     results: dict[str, dict[float, Measures]] = {}
     with Engine.open(load_settings(home=args.home)) as engine:
         answerer = replace(engine.answerer(MemoryCache(1)), abstainer=Abstainer())

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from evidenceqa.retrieval.adaptive import SIGNALS, AdaptiveAlpha
-from tests.bench.test_performance_benchmarks import script
+from tests.bench.test_performance_benchmarks import benchmark_files, script
 from tests.cli.test_cli import MODELS, run
 from tests.conftest import SAMPLE
 
@@ -28,19 +27,13 @@ QUESTIONS = {
 def test_the_script_prints_every_left_out_method_and_writes_a_model(tmp_path: Path) -> None:
     home = tmp_path / "home"
     assert run(home, "ingest", str(SAMPLE / "library")).returncode == 0
-    benchmarks = []
-    for name, rows in QUESTIONS.items():
-        path = tmp_path / f"{name}.jsonl"
-        # Gold: whatever document the sample library holds on the subject (its search finds it).
-        lines = [
-            json.dumps({"query_id": f"{name}{i}", "question": q, "gold_doc_ids": [], "gold_passages": [word]})
-            for i, (q, word) in enumerate(rows)
-        ]
-        lines.append(
-            json.dumps({"query_id": "none", "question": "unanswerable", "gold_doc_ids": [], "meta": {}})
-        )
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        benchmarks.append(str(path))
+    # Gold: whatever document the sample library holds on the subject (its search finds it).
+    benchmarks = benchmark_files(tmp_path, {
+        name: [{"query_id": f"{name}{i}", "question": q, "gold_doc_ids": [], "gold_passages": [word]}
+               for i, (q, word) in enumerate(rows)]
+        + [{"query_id": "none", "question": "unanswerable", "gold_doc_ids": [], "meta": {}}]
+        for name, rows in QUESTIONS.items()
+    })  # fmt: skip
     model = tmp_path / "model.json"
     env = {**os.environ, "EVIDENCEQA_MODELS_DIR": str(MODELS)}
     out = script("fusion_grid.py", "--home", str(home), "--write-model", str(model), *benchmarks, env=env)

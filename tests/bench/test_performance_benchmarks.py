@@ -25,6 +25,16 @@ def script(name: str, *args: str, env: dict[str, str] | None = None) -> str:
     return result.stdout
 
 
+def benchmark_files(folder: Path, sets: dict[str, list[dict[str, object]]]) -> list[str]:
+    """Each set's rows written as a benchmark JSONL file named after it; the files' paths."""
+    paths = []
+    for name, rows in sets.items():
+        path = folder / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
 def test_scale_copies_keep_the_text_and_move_ids_and_years(tmp_path: Path) -> None:
     script("scale_library.py", "--library", str(SAMPLE / "library"), "--copies", "3", "--out", str(tmp_path))
     texts = [gzip.decompress((tmp_path / f"copy-{n}.jsonl.gz").read_bytes()).decode() for n in range(3)]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
-from tests.bench.test_performance_benchmarks import script
+from tests.bench.test_performance_benchmarks import benchmark_files, script
 from tests.cli.test_cli import MODELS, run
 from tests.conftest import SAMPLE
 
@@ -27,17 +26,11 @@ QUESTIONS = {
 def test_the_script_scores_every_cut_and_chooses_one_left_out(tmp_path: Path) -> None:
     home = tmp_path / "home"
     assert run(home, "ingest", str(SAMPLE / "library")).returncode == 0
-    benchmarks = []
-    for name, rows in QUESTIONS.items():
-        path = tmp_path / f"{name}.jsonl"
-        lines = [
-            json.dumps(
-                {"query_id": f"{name}{i}", "question": q, "gold_doc_ids": [doc], "gold_passages": [span]}
-            )
-            for i, (q, doc, span) in enumerate(rows)
-        ]
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        benchmarks.append(str(path))
+    benchmarks = benchmark_files(tmp_path, {
+        name: [{"query_id": f"{name}{i}", "question": q, "gold_doc_ids": [doc], "gold_passages": [span]}
+               for i, (q, doc, span) in enumerate(rows)]
+        for name, rows in QUESTIONS.items()
+    })  # fmt: skip
     env = {**os.environ, "EVIDENCEQA_MODELS_DIR": str(MODELS)}
     out = script("source_cutoff.py", "--home", str(home), *benchmarks, env=env)
 
