@@ -13,7 +13,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby, takewhile
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from evidenceqa.loaders.errors import LoadError
 from evidenceqa.loaders.limits import LimitExceeded
 from evidenceqa.loaders.pdf_layout import BOLD, Row, describe, read_pages
 from evidenceqa.loaders.pdf_limits import MB, bounded
+from evidenceqa.loaders.pdf_tables import table_paragraph
 
 # pdfminer warns about every odd object in real-world files; none of it is ours to act on.
 logging.getLogger("pdfminer").setLevel(logging.ERROR)
@@ -169,7 +170,7 @@ def _document(path: Path, pages: list[list[Row]], info: dict[str, Any]) -> Docum
         doi=doi,
         doc_type="journal-article" if doi else "document",
         collection="default",
-        sections=_Builder(body[1], lexicon).build(_units(rows[start:], body)),
+        sections=_Builder(body[1], lexicon, pages).build(_units(rows[start:], body)),
         source=str(path),
     )
 
@@ -365,9 +366,10 @@ class _Builder:
     """Sections from units in reading order: nested by heading level, a paragraph continued across a
     column or page break, noise dropped, nothing kept from the references on."""
 
-    def __init__(self, body_size: float, lexicon: _Lexicon) -> None:
+    def __init__(self, body_size: float, lexicon: _Lexicon, pages: list[list[Row]]) -> None:
         self.body_size = body_size
         self.lexicon = lexicon
+        self.pages = pages  # each page's rows, where a table is read from below its caption
         self.sections: list[Section] = []
         self.stack: list[tuple[int, tuple[float, bool, bool], Section]] = []  # open: level, rank
         self.headed = False
@@ -388,8 +390,13 @@ class _Builder:
             if unit.kind == "heading":
                 self.heading(text, unit)
             elif unit.kind == "caption":
-                self.add(Paragraph(text, page=unit.page, kind="caption"))
                 self.table = text.lower().startswith("table")
+                grid = self.table and table_paragraph(
+                    unit.rows, text, self.pages[unit.page - 1], self.body_size
+                )
+                self.add(
+                    replace(grid, page=unit.page) if grid else Paragraph(text, page=unit.page, kind="caption")
+                )
             else:
                 self.text(text, unit, small)
         return self.sections

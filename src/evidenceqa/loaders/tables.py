@@ -72,6 +72,13 @@ def table_paragraph(
         for i in range(width)
     ]
     rows = [row + [""] * (width - len(row)) for row in body_rows]
+    return grid_paragraph(caption, header, rows, notes)
+
+
+def grid_paragraph(
+    caption: str | None, header: Sequence[str], rows: Sequence[Sequence[str]], notes: Sequence[str] = ()
+) -> Paragraph:
+    """A table paragraph from its cells: the caption, the Markdown table, then its notes."""
     parts = [caption] if caption else []
     parts.append(markdown.table(header, rows).rstrip("\n"))
     parts.extend(f"Note: {note}" for note in notes if note)
