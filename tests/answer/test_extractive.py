@@ -238,16 +238,23 @@ def test_a_source_ranks_by_its_best_chunk_even_when_that_chunk_has_nothing_to_qu
     assert [c.text for c in chosen] == [finding, other]
 
 
-def test_a_yes_no_answer_keeps_a_source_that_says_the_opposite():
-    says_yes = "Alpha increased the bravo rate compared with charlie (4% vs 2%)."
-    agrees = "Kilo was associated with fewer lima events in mike patients."
-    says_no = "Alpha did not change the bravo rate of delta echo."
+AGREES = "Kilo was associated with fewer lima events in mike patients."
+
+
+def _three_studies(first: str, third: str) -> tuple[list[Evidence], FixedSimilarityEmbedder]:
+    """Three studies' results in rank order: both others score under the best sentence (the source
+    cut), the third within 0.8 of it."""
     evidence = [
         Evidence(n, chunk(f"study{n}#1", body, f"Study {n}", 2020, ["Results"]), 1.0 - n / 10)
-        for n, body in enumerate((says_yes, agrees, says_no), start=1)
+        for n, body in enumerate((first, AGREES, third), start=1)
     ]
-    # Both other studies score under the best sentence (the source cut), [3] within 0.8 of it.
-    embedder = FixedSimilarityEmbedder({says_yes: 0.95, agrees: 0.9, says_no: 0.88})
+    return evidence, FixedSimilarityEmbedder({first: 0.95, AGREES: 0.9, third: 0.88})
+
+
+def test_a_yes_no_answer_keeps_a_source_that_says_the_opposite():
+    says_yes = "Alpha increased the bravo rate compared with charlie (4% vs 2%)."
+    says_no = "Alpha did not change the bravo rate of delta echo."
+    evidence, embedder = _three_studies(says_yes, says_no)
 
     draft = ExtractiveGenerator(embedder).generate("Does zulu work?", evidence)
     assert direction_of(draft.sentences[0].text) == "mixed"
@@ -255,6 +262,16 @@ def test_a_yes_no_answer_keeps_a_source_that_says_the_opposite():
     # Not a yes/no question: no side to keep, only the source holding the best sentence.
     draft = ExtractiveGenerator(embedder).generate("What does zulu do?", evidence)
     assert [s.citations for s in draft.sentences] == [[1]]
+
+
+def test_a_source_that_only_restates_the_question_is_not_kept_as_the_other_side():
+    says_no = "Alpha did not change the bravo rate of delta echo."
+    restates = "Alpha changes the bravo rate of delta echo in older patients."  # no stance of its own
+    evidence, embedder = _three_studies(says_no, restates)
+
+    draft = ExtractiveGenerator(embedder).generate("Does alpha change the bravo rate?", evidence)
+    assert direction_of(draft.sentences[0].text) == "no"
+    assert {n for s in draft.sentences for n in s.citations} == {1}
 
 
 @pytest.mark.parametrize(

@@ -66,6 +66,10 @@ def test_yes_no_questions_are_told_from_open_ones() -> None:
         ("Patients chose general or regional anaesthesia.", None),
         ("Infection was more common after shaving (OR 2.1, 95% CI 1.2-3.4).", "yes"),
         ("The results showed no overall first night effect on bruxism.", "no"),
+        ("The preconditioning effect appears not to depend on intermittent reperfusion.", "no"),
+        ("Men and women reported similar patterns of depressive symptoms.", "no"),
+        ("Both groups have similar perioperative results and neurological outcomes.", "no"),
+        ("There are no data to support the practice of using central venous pressure.", "no"),
     ],
 )
 def test_the_polarity_of_a_finding(text: str, side: str | None) -> None:
@@ -111,6 +115,25 @@ def test_the_verdict_is_the_majority_cited_by_those_that_agree() -> None:
     assert all(direction_of(verdict(s).line()) == verdict(s).direction for s in ([], [("A reduced it.", 1)]))
 
 
+def test_a_finding_that_restates_the_question_says_yes_to_it() -> None:
+    question = "Do ventricular arrhythmias in athletes subside over time?"
+    restated = "These arrhythmias subside over time when athletes are engaged in non-competitive sports."
+    assert polarity(restated) is None  # no word of effect or property of its own
+    assert polarity(restated, question) == "yes"
+    assert verdict([(restated, 1)], question=question).direction == "yes"
+    assert verdict([(restated, 1)]).direction == "unclear"  # without the question, nothing says so
+    # Restating less than half of the question, or restating it as uncertain, says nothing.
+    assert verdict([("Athletes were followed for a long time.", 1)], question=question).direction == "unclear"
+    unsure = "Whether these arrhythmias subside over time in athletes remains unclear."
+    assert verdict([(unsure, 1)], question=question).direction == "unclear"
+    # What a condition sets out ("If hair has to be removed, …") is not what the sentence says.
+    condition = "If hair has to be removed, it should be done on the day of surgery."
+    assert polarity(condition, "Should hair be removed routinely before surgery?") is None
+    # A stance of its own is kept: a negated restatement says no.
+    denied = "Ventricular arrhythmias in athletes did not subside over time."
+    assert verdict([(denied, 1)], question=question).direction == "no"
+
+
 QUESTIONS = [
     "Does clipping rather than shaving reduce surgical site infection?",
     "Is chlorhexidine-alcohol better than povidone-iodine for skin antisepsis?",
@@ -133,6 +156,6 @@ def test_the_yes_no_line_never_contradicts_the_sentences_it_cites(
         assert direction is not None, draft.text
         by_number = {n: [s.text for s in quoted if n in s.citations] for n in first.citations}
         for n, texts in by_number.items():
-            sides = {polarity(t) for t in texts} - {None}
+            sides = {polarity(t, question) for t in texts} - {None}
             assert texts and (direction == "mixed" or sides == {direction}), (question, names, n, texts)
         assert direction in {"unclear"} or first.citations, draft.text

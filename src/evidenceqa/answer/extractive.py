@@ -170,7 +170,7 @@ class ExtractiveGenerator:
             if asks_yes_or_no(question):
                 # Derived by rule from the findings it cites, which follow it verbatim.
                 findings = [c for c in chosen if c.finding > 0]
-                found = verdict([(c.text, c.n) for c in findings], [c.vote for c in findings])
+                found = verdict([(c.text, c.n) for c in findings], [c.vote for c in findings], question)
                 sentences[:0] = [
                     Sentence(found.line(), found.citations, supported=True),
                     *_sides(found, evidence),
@@ -229,7 +229,8 @@ def _of_sources_about_the_question(
     """The scores of the candidates whose source is about the question: the best-ranked source with
     a sentence that could be chosen (≥ RELATIVE_CUTOFF of the best), and each source whose best
     sentence scores at least `cutoff` of the best. For a `yes_or_no` question, also each source
-    within DISAGREEING_CUTOFF whose findings take a side that the kept sources' findings do not."""
+    within DISAGREEING_CUTOFF whose findings take a side that the kept sources' findings do not
+    (a side stated in so many words: a finding that only restates the question pulls in no source)."""
     best: dict[str, float] = {}
     for i, score in scores.items():
         best[candidates[i].doc_id] = max(best.get(candidates[i].doc_id, 0.0), score)

@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from evidenceqa.text.tokens import terms
+
 _RESULT = re.compile(
     r"\b(?:was|were|is|are)\s+(?:significantly\s+|independently\s+|strongly\s+)?(?:associated|correlated|linked)"
     r"|\bsignificant(?:ly)?\b|\b(?:reduc|increas|decreas|improv|lower|rais|shorten|prolong|prevent)(?:ed|es)\b"
@@ -58,11 +60,11 @@ _NEGATED = re.compile(
     r"\b(?:did|does|do|was|were|is|are|could|can|should|has|have)\s+not\b|\b(?:didn't|doesn't|don't|wasn't|weren't|isn't|aren't)\b"
     r"|\b(?:no|little) (?:[\w-]+ ){0,3}(?:differences?|associations?|effects?|benefits?|improvement|reduction"
     r"|increase|changes?|evidence|correlation|relation(?:ship)?|indications?|value|role|alteration|impact"
-    r"|advantage|need|place)\b"
+    r"|advantage|need|place|data)\b"
     r"|\black of (?:[\w-]+ ){0,1}(?:correlation|association|effect|evidence|benefit|difference)\b"
     r"|\bnot (?:significantly|associated|related|correlated|different|effective|superior|improved|reduced)\b"
-    r"|\b(?:failed to|neither|unrelated|no longer|not statistically)\b"
-    r"|\b(?:similar|comparable|equivalent) (?:in|between|to|rates|outcomes)\b",
+    r"|\b(?:failed to|neither|unrelated|no longer|not statistically)\b|\b(?:appears?|appeared|seems?|seemed) not\b"
+    r"|\b(?:similar|comparable|equivalent) (?:in|between|to|(?:[\w-]+ ){0,2}(?:rates|outcomes|patterns|results|levels|survival))\b",
     re.I,
 )
 # A stated effect or property: what says yes to "does X …?" (a rate or a count alone does not).
@@ -81,8 +83,10 @@ _CONCLUDING = re.compile(
     re.I,
 )
 _CONCLUSION_SECTION = re.compile(r"\b(?:conclusions?|interpretation|summary)\b", re.I)
-# The main clause: what follows "…, while …" or "…; …" qualifies it.
+# The main clause: what follows "…, while …" or "…; …" qualifies it, and what "If …," sets as a condition
+# is not what the sentence says.
 _QUALIFIER = re.compile(r",\s*(?:while|whereas|but|although|though)\b|;\s")
+_CONDITION = re.compile(r"^(?:if|when|where|unless|although|though|while|whereas|once)\b[^,]*,\s*", re.I)
 # Uncertainty states no direction ("remains unclear"); a modal hedge states one tentatively ("shaving
 # may increase infection" is how a trial's conclusion says yes).
 _UNCERTAIN = re.compile(
@@ -99,6 +103,8 @@ _YES_NO = re.compile(
 )
 
 DIRECTIONS = ("yes", "no", "mixed", "unclear")
+# The share of the question's terms a finding must restate to say yes by restating it.
+ECHO_SHARE = 0.5
 # A side needs this share of the votes, else the evidence is mixed.
 MAJORITY = 2 / 3
 
@@ -127,10 +133,11 @@ def asks_yes_or_no(question: str) -> bool:
     return bool(_YES_NO.search(question.strip()))
 
 
-def polarity(text: str) -> str | None:
+def polarity(text: str, question: str = "") -> str | None:
     """What a finding says to "does X …?": "no" when it states no effect or difference, "yes" when
-    it states one, None when it states neither or says it is uncertain."""
-    return _stance(text)[0]
+    it states one or restates at least ECHO_SHARE of `question`'s terms (`_side`), None when it
+    states neither or says it is uncertain."""
+    return _side(text, set(terms(question)))[0]
 
 
 def is_tentative(text: str) -> bool:
@@ -147,6 +154,19 @@ def _stance(text: str) -> tuple[str | None, bool]:
         if (_RESULT.search(clause) or _STATED.search(clause)) and not _UNCERTAIN.search(clause):
             return "yes", tentative
     return None, False
+
+
+def _side(text: str, asked: set[str]) -> tuple[str | None, bool]:
+    """(side, tentative): the finding's own stance; else "yes" when its main clause restates the
+    question's terms `asked` ("These arrhythmias subside over time" to "Do ventricular arrhythmias
+    in athletes subside over time?") without calling it uncertain."""
+    stance = _stance(text)
+    if stance[0] is not None or not asked or _UNCERTAIN.search(text):
+        return stance
+    main = _QUALIFIER.split(_CONDITION.sub("", text, count=1), maxsplit=1)[0]
+    if len(asked & set(terms(main))) < ECHO_SHARE * len(asked):  # "If hair has to be removed, it …"
+        return stance
+    return "yes", bool(_TENTATIVE.search(text))
 
 
 def vote_weight(text: str, section_path: Sequence[str] = ()) -> float:
@@ -205,11 +225,14 @@ class Verdict:
         return _LINES[self.direction]
 
 
-def verdict(sentences: Sequence[tuple[str, int]], weights: Sequence[float] | None = None) -> Verdict:
-    """The direction of the (sentence, evidence number) findings, each counting its weight (1 when
-    not given), cited by those that agree with it (all that take a side when mixed)."""
+def verdict(
+    sentences: Sequence[tuple[str, int]], weights: Sequence[float] | None = None, question: str = ""
+) -> Verdict:
+    """The direction of the (sentence, evidence number) findings on `question`, each counting its
+    weight (1 when not given), cited by those that agree with it (all that take a side when mixed)."""
     weighed = zip(sentences, weights or [1.0] * len(sentences), strict=True)
-    stances = [(_stance(text), n, w) for (text, n), w in weighed]
+    asked = set(terms(question))
+    stances = [(_side(text, asked), n, w) for (text, n), w in weighed]
     votes = [(side, n, w) for (side, _), n, w in stances if side is not None]
     if not votes:
         return Verdict("unclear", [])
