@@ -174,14 +174,21 @@ def _columns_of(row: Row, columns: list[tuple[float, float]]) -> list[int]:
 def _header(cells: list[Row], columns: list[tuple[float, float]]) -> list[str]:
     """A name per column (the label column first): each header line, top down, gives a column the
     cell over most of it (a group name over several), else the nearest one close by; stacked names
-    are joined ("Patients <65 years" over "Mean ± SD")."""
+    are joined ("Patients <65 years" over "Mean ± SD"). A cell of one word per column it spans is
+    the column names run together by the text layer ("n %" over the n and the % column)."""
     names: list[list[str]] = [[] for _ in range(len(columns) + 1)]
     for line in _header_lines(cells):
+        split: dict[int, str] = {}
+        for cell in line:
+            over, words = _columns_of(cell, columns), cell.text.split()
+            if len(over) > 1 and len(words) == len(over):
+                split.update({i + 1: word for i, word in zip(over, words, strict=True)})
         for i, (x0, x1) in enumerate(columns, start=1):
             # overlap (positive) or gap (negative) between the cell and the column
             fit, cell = max(((min(r.x1, x1) - max(r.x0, x0), r) for r in line), key=lambda d: d[0])
-            if fit >= -NEAR_HEADER * cell.size and cell.text not in names[i]:
-                names[i].append(cell.text)
+            name = split.get(i, cell.text if fit >= -NEAR_HEADER * cell.size else None)
+            if name and name not in names[i]:
+                names[i].append(name)
         names[0].extend(r.text for r in line if r.x1 <= columns[0][0])
     return [" ".join(parts) for parts in names]
 
