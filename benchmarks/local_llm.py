@@ -25,7 +25,7 @@ import sys
 import time
 import urllib.request
 from argparse import Namespace
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -35,6 +35,7 @@ from pydantic import SecretStr
 
 from evidenceqa.answer.abstain import Abstainer
 from evidenceqa.answer.cache import MemoryCache
+from evidenceqa.answer.citations import problem_kinds
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
 from evidenceqa.bench.answers import score_answer
@@ -46,16 +47,15 @@ from evidenceqa.text import markdown
 ALIAS = "smollm2-135m-instruct"
 CONTEXT = 8192  # SmolLM2's window: the prompt's evidence blocks and the answer must fit in it
 START_S = 300.0
-# The kinds of flag, by the wording the claim check gives each problem of a sentence
-# (answer/citations.py: `check`, `quantity_problems`; a sentence's problems are joined by "; ").
-FLAGS: dict[str, Callable[[str], bool]] = {
-    "cites nothing": lambda problem: problem == "cites no evidence",
-    "cites a block not in the evidence": lambda problem: problem.endswith("not among the evidence"),
-    "not supported by the blocks cited": lambda problem: problem == "the cited evidence does not support it",
-    "a number the blocks cited do not hold": lambda problem: problem.startswith("states "),
+# The claim check's kinds of problem (`citations.problem_kinds`), as the table names them.
+FLAGS = {
+    "uncited": "cites nothing",
+    "not in the evidence": "cites a block not in the evidence",
+    "unsupported": "not supported by the blocks cited",
+    "quantity": "a number the blocks cited do not hold",
 }
 HEADERS = ["Benchmark", "Questions", "Answered", "Said it cannot answer", "Claims",
-           "Citing only blocks of the evidence", *(f"Flagged: {kind}" for kind in FLAGS),
+           "Citing only blocks of the evidence", *(f"Flagged: {kind}" for kind in FLAGS.values()),
            "Answer hit rate", "p50 s per answer"]  # fmt: skip
 
 
@@ -108,15 +108,16 @@ def claim_row(name: str, questions: int, answers: Sequence[tuple[Answer, bool]])
     """One benchmark's row from its (answer, hit) pairs."""
     answered = [a for a, _ in answers if not a.abstained]
     claims = [s for a in answered for s in a.sentences if s.citations or s.problem]
-    problems = [(s.problem or "").split("; ") for s in claims]
-    invalid = FLAGS["cites a block not in the evidence"]
-    valid = sum(bool(s.citations) and not any(map(invalid, p)) for s, p in zip(claims, problems, strict=True))
+    kinds = [problem_kinds(s.problem) for s in claims]
+    valid = sum(
+        bool(s.citations) and "not in the evidence" not in k for s, k in zip(claims, kinds, strict=True)
+    )
     seconds = [a.timings_ms.get("total", 0.0) / 1000 for a, _ in answers]
 
     def share(count: int) -> str:
         return f"{count / len(claims):.1%}" if claims else "–"
 
-    flagged = [share(sum(any(map(kind, p)) for p in problems)) for kind in FLAGS.values()]
+    flagged = [share(sum(kind in k for k in kinds)) for kind in FLAGS]
     return [name, f"{questions:,}", f"{len(answered):,}", f"{questions - len(answered):,}", f"{len(claims):,}",
             share(valid), *flagged, f"{sum(hit for _, hit in answers) / max(1, questions):.1%}",
             f"{statistics.median(seconds):.1f}" if seconds else "–"]  # fmt: skip

@@ -13,6 +13,7 @@ from evidenceqa.answer.citations import (
     by_source,
     check,
     citations_for,
+    problem_kinds,
     quantity_problems,
     split_answer,
     supporting_text,
@@ -137,6 +138,7 @@ def test_a_sentence_the_cited_block_does_not_say_is_unsupported(embedder, text, 
     assert result.supported is False
     assert result.support is not None and result.support < SUPPORT_THRESHOLD
     assert (result.problem or "").startswith("the cited evidence does not support it")
+    assert "unsupported" in problem_kinds(result.problem)
 
 
 def test_a_number_not_among_the_evidence_is_flagged(embedder):
@@ -144,6 +146,7 @@ def test_a_number_not_among_the_evidence_is_flagged(embedder):
 
     assert result.supported is False
     assert result.problem == "cites [7], which is not among the evidence"
+    assert problem_kinds(result.problem) == {"not in the evidence"}
 
 
 def test_an_uncited_claim_is_flagged(embedder):
@@ -151,6 +154,7 @@ def test_an_uncited_claim_is_flagged(embedder):
 
     assert result.supported is False
     assert result.problem == "cites no evidence"
+    assert problem_kinds(result.problem) == {"uncited"}
 
 
 @pytest.mark.parametrize(
@@ -311,6 +315,7 @@ def test_a_wrong_unit_is_flagged_in_the_checked_answer(embedder):
     assert checked.support is not None and checked.support >= SUPPORT_THRESHOLD
     assert not checked.supported
     assert checked.problem == "states 9.5 mmol/L where the cited evidence says 9.5%"
+    assert problem_kinds(checked.problem) == {"quantity"} and problem_kinds(None) == set()
 
 
 # [4] is a second passage of [2]'s review: one source, one number.

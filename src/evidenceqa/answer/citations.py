@@ -40,6 +40,13 @@ CONNECTIVE_MAX_WORDS = 3
 LEAD_IN_MAX_WORDS = 12
 # "[3-40]" is more likely a typo than forty citations; a wider range keeps only its two ends.
 MAX_RANGE = 20
+# The problems the check names (a sentence's several are joined by PROBLEM_SEPARATOR); `problem_kinds`
+# reads them back, so a count by kind never depends on the wording.
+UNCITED = "cites no evidence"
+UNSUPPORTED = "the cited evidence does not support it"
+_NOT_IN_EVIDENCE = "not among the evidence"
+_QUANTITY = "states "
+PROBLEM_SEPARATOR = "; "
 
 # One marker: "[1]", "[1, 3]", "[1-3]", "[1–3]"; runs such as "[1][2]" are consecutive markers.
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;\-–]\s*\d+)*)\]")
@@ -203,9 +210,9 @@ def check(sentences: Sequence[Sentence], evidence: Sequence[Evidence], embedder:
     scores = _support_scores([sentences[i] for i in to_score], by_n, embedder)
     for i, score in zip(to_score, scores, strict=True):
         wrong = unmatched(sentences[i].text, [by_n[n].chunk.text for n in sentences[i].citations])
-        problems = ["the cited evidence does not support it"] if score < SUPPORT_THRESHOLD else []
+        problems = [UNSUPPORTED] if score < SUPPORT_THRESHOLD else []
         problems += quantity_problems(wrong)
-        problem = "; ".join(problems) or None
+        problem = PROBLEM_SEPARATOR.join(problems) or None
         checked[i] = replace(sentences[i], supported=problem is None, support=score, problem=problem)
     return [s for s in checked if s is not None]
 
@@ -216,10 +223,26 @@ def quantity_problems(wrong: Sequence[Unmatched]) -> list[str]:
     is otherwise close to its source ("4 mg/kg" for the source's "2 mg/kg", "2 mg" for "2 g") passes
     the support score, and a wrong dose is the claim that does harm."""
     missing = [str(u.claim) for u in wrong if u.stated is None]
-    problems = [f"states {', '.join(missing)}, which the cited evidence does not"] if missing else []
+    problems = [f"{_QUANTITY}{', '.join(missing)}, which the cited evidence does not"] if missing else []
     return problems + [
-        f"states {u.claim} where the cited evidence says {u.stated}" for u in wrong if u.stated
+        f"{_QUANTITY}{u.claim} where the cited evidence says {u.stated}" for u in wrong if u.stated
     ]
+
+
+def problem_kinds(problem: str | None) -> set[str]:
+    """The kinds of the problems a checked sentence's `problem` names: "uncited", "not in the
+    evidence" (a block that does not exist), "unsupported", "quantity"."""
+    kinds = set()
+    for part in (problem or "").split(PROBLEM_SEPARATOR):
+        if part == UNCITED:
+            kinds.add("uncited")
+        elif part.endswith(_NOT_IN_EVIDENCE):
+            kinds.add("not in the evidence")
+        elif part == UNSUPPORTED:
+            kinds.add("unsupported")
+        elif part.startswith(_QUANTITY):
+            kinds.add("quantity")
+    return kinds
 
 
 def _verdict_without_scoring(sentence: Sentence, by_n: dict[int, Evidence]) -> Sentence | None:
@@ -230,14 +253,14 @@ def _verdict_without_scoring(sentence: Sentence, by_n: dict[int, Evidence]) -> S
         cited = ", ".join(f"[{n}]" for n in missing)
         which = "which is" if len(missing) == 1 else "which are"
         return replace(
-            sentence, supported=False, support=None, problem=f"cites {cited}, {which} not among the evidence"
+            sentence, supported=False, support=None, problem=f"cites {cited}, {which} {_NOT_IN_EVIDENCE}"
         )
     if sentence.citations:
         return None
     if _makes_no_claim(sentence.text):
         # Nothing to support: counted as supported so it never shows as a problem.
         return replace(sentence, supported=True, support=None, problem=None)
-    return replace(sentence, supported=False, support=None, problem="cites no evidence")
+    return replace(sentence, supported=False, support=None, problem=UNCITED)
 
 
 def _makes_no_claim(text: str) -> bool:
