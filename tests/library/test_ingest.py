@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from evidenceqa.chunking import ChunkingConfig
+from evidenceqa.documents import Paragraph
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.ingest import Ingestor
 
@@ -148,3 +149,40 @@ def test_changing_the_chunker_rechunks_unchanged_files(tmp_path, catalogue):
     report = Ingestor(catalogue, ChunkingConfig(strategy="section")).ingest_file(source)
     assert report.updated == 1
     assert [c.hierarchy_level for c in catalogue.chunks("a")] == ["section"]
+
+
+def test_a_new_loader_version_reads_unchanged_files_again(tmp_path, catalogue, monkeypatch):
+    from evidenceqa.loaders import jsonl
+
+    source = _write(tmp_path / "lib.jsonl", [_record("a", "Alpha."), _record("b", "Beta.")])
+    Ingestor(catalogue, ChunkingConfig()).ingest_file(source)
+    version = catalogue.index_version
+    monkeypatch.setattr(jsonl, "VERSION", jsonl.VERSION + 1)
+    reread = Ingestor(catalogue, ChunkingConfig()).ingest_file(source)
+    # Read again; documents that come out the same are not re-chunked, and the index has nothing to do.
+    assert (reread.status, reread.unchanged, reread.updated, reread.chunks) == ("ingested", 2, 0, 0)
+    assert catalogue.index_version == version
+    assert Ingestor(catalogue, ChunkingConfig()).ingest_file(source).status == "unchanged"
+
+
+def test_a_loader_that_now_reads_more_updates_the_documents_of_files_already_ingested(
+    tmp_path, catalogue, monkeypatch
+):
+    from evidenceqa.loaders import jsonl
+
+    source = _write(tmp_path / "lib.jsonl", [_record("a", "Alpha.")])
+    Ingestor(catalogue, ChunkingConfig()).ingest_file(source)
+    older = jsonl.load
+
+    def reads_more(path, max_bytes):
+        for doc in older(path, max_bytes):
+            doc.sections[0].paragraphs.append(Paragraph("A table the old loader missed."))
+            yield doc
+
+    monkeypatch.setattr(jsonl, "load", reads_more)
+    # The same loader version: the file is not read again.
+    assert Ingestor(catalogue, ChunkingConfig()).ingest_file(source).status == "unchanged"
+    monkeypatch.setattr(jsonl, "VERSION", jsonl.VERSION + 1)
+    report = Ingestor(catalogue, ChunkingConfig()).ingest_file(source)
+    assert report.updated == 1
+    assert "Alpha.\n\nA table the old loader missed." in [c.body for c in catalogue.chunks("a")]

@@ -1,6 +1,7 @@
 """Ingest files into the catalogue: load → chunk → store, one transaction per file.
 
-Re-ingesting an unchanged file does nothing (its bytes and the chunker are fingerprinted); a
+Re-ingesting an unchanged file does nothing (its bytes, its loader's version and the chunker are
+fingerprinted); a
 changed file replaces the chunks of the documents that changed and drops the documents it no
 longer holds; a file that cannot be read leaves what was stored from it untouched.
 """
@@ -18,7 +19,14 @@ from evidenceqa.chunking import ChunkingConfig, chunk_document
 from evidenceqa.documents import Document
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.vocabulary import mine_abbreviations
-from evidenceqa.loaders import DEFAULT_MAX_FILE_MB, DEFAULT_MAX_READ_SECONDS, LoadError, detect_format, load
+from evidenceqa.loaders import (
+    DEFAULT_MAX_FILE_MB,
+    DEFAULT_MAX_READ_SECONDS,
+    LoadError,
+    detect_format,
+    load,
+    reader_version,
+)
 
 _VOCABULARY_STATE = "abbreviations_mined"
 
@@ -89,8 +97,12 @@ class Ingestor:
             report.status = "failed"
             report.errors.append(LoadError(path, f"cannot be read ({exc.strerror or exc})"))
             return report
+        fmt = _format(path)
+        # How the file was read and cut: a new loader version reads it again (documents whose
+        # content comes out the same are left as they are), a new chunker cuts it again.
+        reading = f"{self.chunker}|{reader_version(fmt)}" if fmt else self.chunker
         known = self.catalogue.source(key)
-        if known and known.sha256 == sha and known.chunker == self.chunker:
+        if known and known.sha256 == sha and known.chunker == reading:
             report.status = "unchanged"
             return report
         seen: set[str] = set()
@@ -109,7 +121,7 @@ class Ingestor:
                 # Only a file read without errors proves that a document really left it.
                 for doc_id in self.catalogue.doc_ids_from(key) - seen:
                     report.removed += self.catalogue.delete_document(doc_id)
-                self.catalogue.put_source(key, sha, size, _format(path), self.chunker, len(seen), 0)
+                self.catalogue.put_source(key, sha, size, fmt, reading, len(seen), 0)
             if report.changed:
                 self.catalogue.bump_version()
         return report

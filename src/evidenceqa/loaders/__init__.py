@@ -1,7 +1,8 @@
 """Turn files into Documents. `load(path)` sniffs the content, picks the loader and never raises.
 
 Each format has its own module exposing `load(path: Path) -> Iterator[Document | LoadError]`,
-registered by name (group `evidenceqa.loaders`). The built-in formats are recognised by their
+registered by name (group `evidenceqa.loaders`), and `VERSION`, bumped when it reads files
+differently (so ingest reads again the files an earlier version read). The built-in formats are recognised by their
 content; a plugin's loader also declares `SUFFIXES`, the file endings it reads, and is chosen by them.
 A loader raises `LoadError` for a whole-file problem; a multi-record format (JSONL) yields a
 `LoadError` for a bad record and goes on with the rest. Files are untrusted input: a file over
@@ -31,6 +32,7 @@ __all__ = [
     "detect_format",
     "iter_files",
     "load",
+    "reader_version",
 ]
 
 DEFAULT_MAX_FILE_MB: float = Settings.model_fields["max_file_mb"].default
@@ -148,6 +150,13 @@ def load(
         yield LoadError(path, f"refused: {exc}")
     except Exception as exc:  # a parser bug must cost one file, never the batch
         yield LoadError(path, f"could not be parsed ({type(exc).__name__}: {exc})")
+
+
+def reader_version(fmt: str) -> str:
+    """`fmt@VERSION`: the loader that reads format `fmt` and its version (0 where it declares none).
+    Ingest stores it with each file, so a file read by an earlier version of its loader is read
+    again, and what the loader now reads better (a PDF's tables, say) reaches libraries made before."""
+    return f"{fmt}@{getattr(registry.load('loader', fmt), 'VERSION', 0)}"
 
 
 @cache

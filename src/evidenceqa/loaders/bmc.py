@@ -32,6 +32,10 @@ from evidenceqa.loaders.jats import (
 )
 from evidenceqa.loaders.tables import table_paragraph
 
+# Bump when this loader (or a helper it uses) reads files differently: ingest then reads
+# again the files an earlier version read (evidenceqa.loaders.reader_version).
+VERSION = 1
+
 _SKIP = frozenset({"st", "title", "graphic", "refgrp", "bm"})
 _BLOCKS = frozenset({"table", "fig", "list", "suppl"})
 _TEXT_HOLDERS = frozenset({"p", "sec", "table", "fig"})

@@ -23,6 +23,10 @@ from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 from evidenceqa.loaders.tables import is_data, table_paragraph
 
+# Bump when this loader (or a helper it uses) reads files differently: ingest then reads
+# again the files an earlier version read (evidenceqa.loaders.reader_version).
+VERSION = 1
+
 NO_TEXT = "no readable text in the HTML page"
 _MIN_WORDS = 20  # below this a page is a login wall, redirect stub or empty shell
 

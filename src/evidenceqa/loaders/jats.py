@@ -23,6 +23,10 @@ from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 from evidenceqa.loaders.tables import table_paragraph
 
+# Bump when this loader (or a helper it uses) reads files differently: ingest then reads
+# again the files an earlier version read (evidenceqa.loaders.reader_version).
+VERSION = 1
+
 Element: TypeAlias = etree._Element
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 

@@ -21,6 +21,10 @@ from evidenceqa.documents import Document
 from evidenceqa.loaders import limits
 from evidenceqa.loaders.errors import LoadError
 
+# Bump when this loader (or a helper it uses) reads files differently: ingest then reads
+# again the files an earlier version read (evidenceqa.loaders.reader_version).
+VERSION = 1
+
 _LIST_FIELDS = ("authors", "topics", "sections", "supersedes")
 # Real documents nest sections a few levels; far deeper is hostile, and would exhaust the stack later.
 MAX_SECTION_DEPTH = 32

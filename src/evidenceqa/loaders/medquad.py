@@ -17,6 +17,10 @@ from evidenceqa.documents import Document, Paragraph, Section, normalize_space
 from evidenceqa.loaders import limits
 from evidenceqa.loaders.errors import LoadError
 
+# Bump when this loader (or a helper it uses) reads files differently: ingest then reads
+# again the files an earlier version read (evidenceqa.loaders.reader_version).
+VERSION = 1
+
 LICENSE = "CC BY 4.0 (MedQuAD)"
 NO_ANSWERS = "no answers in this MedQuAD page (empty QAPairs or answers removed for copyright)"
 

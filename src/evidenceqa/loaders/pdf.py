@@ -31,6 +31,10 @@ from evidenceqa.loaders.pdf_layout import BOLD, Row, describe, read_pages
 from evidenceqa.loaders.pdf_limits import MB, bounded
 from evidenceqa.loaders.pdf_tables import table_paragraph
 
+# Bump when this loader (or a helper it uses) reads files differently: ingest then reads
+# again the files an earlier version read (evidenceqa.loaders.reader_version).
+VERSION = 1
+
 # pdfminer warns about every odd object in real-world files; none of it is ours to act on.
 logging.getLogger("pdfminer").setLevel(logging.ERROR)
 

@@ -15,6 +15,10 @@ from evidenceqa.loaders import limits
 from evidenceqa.loaders.common import clean_doi, file_doc_id, year_from
 from evidenceqa.loaders.errors import LoadError
 
+# Bump when this loader (or a helper it uses) reads files differently: ingest then reads
+# again the files an earlier version read (evidenceqa.loaders.reader_version).
+VERSION = 1
+
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^(```|~~~)")
 _LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s+")
