@@ -52,6 +52,7 @@ class Handler(BaseHTTPRequestHandler):
             fake.peak = max(fake.peak, fake.in_flight)
             refuse = fake.busy > 0
             fake.busy -= refuse
+        self.counted = True
         try:
             time.sleep(fake.delay)
             if refuse:
@@ -61,6 +62,13 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(413, {"error": {"message": message}})
             self._answer(fake, body)
         finally:
+            self._finished(fake)
+
+    def _finished(self, fake: FakeServer) -> None:
+        """Out of flight once answered, before the answer is written: the client may send its next
+        request as soon as it has read this one, before this thread runs again."""
+        if getattr(self, "counted", False):
+            self.counted = False
             with fake.lock:
                 fake.in_flight -= 1
 
@@ -78,6 +86,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         raw = json.dumps(payload).encode()
+        self._finished(self.server.fake)
         try:
             self.send_response(status)
             for name, value in (headers or {}).items():
