@@ -123,6 +123,44 @@ def test_the_same_document_from_two_files_is_kept_once(tmp_path, ingestor, catal
     assert catalogue.document("a").source_path == str(first.resolve())
 
 
+def _twin_files(formats_dir: Path, folder: Path) -> tuple[Path, Path]:
+    """One article's JATS XML and its PDF side by side, as a publisher's folder holds them (same DOI)."""
+    folder.mkdir()
+    xml = folder / "fulltext.xml"
+    pdf = folder / "fulltext.pdf"
+    xml.write_bytes((formats_dir / "jats_xml/hindawi_epmc/PMC4736379/fulltext.xml").read_bytes())
+    pdf.write_bytes((formats_dir / "pdf/hindawi_epmc/PMC4736379/fulltext.pdf").read_bytes())
+    return xml, pdf
+
+
+def _bodies(catalogue: Catalogue, doc_id: str) -> list[str]:
+    return [c.body for c in catalogue.chunks(doc_id)]
+
+
+def test_an_articles_xml_is_kept_over_its_pdf_whichever_comes_first(tmp_path, formats_dir):
+    xml, pdf = _twin_files(formats_dir, tmp_path / "articles")
+    with Catalogue(tmp_path / "xml-alone" / "catalogue.sqlite3") as alone:
+        Ingestor(alone, ChunkingConfig()).ingest_file(xml)
+        (doc_id,) = alone.doc_ids_from(str(xml.resolve()))
+        expected = _bodies(alone, doc_id)
+    for order in ((pdf, xml), (xml, pdf)):
+        with Catalogue(tmp_path / f"home-{order[0].suffix}" / "catalogue.sqlite3") as catalogue:
+            ingestor = Ingestor(catalogue, ChunkingConfig())
+            first, second = (ingestor.ingest_file(path) for path in order)
+            assert first.added == 1
+            assert catalogue.document(doc_id).source_path == str(xml.resolve())
+            assert _bodies(catalogue, doc_id) == expected  # the XML's sections and all four tables
+            if order[0] == pdf:
+                assert second.updated == 1
+                assert "replaced by this file's jats reading" in second.warnings[0]
+            else:
+                assert second.updated == 0 and second.warnings[0].endswith("; skipped")
+            # Nothing changes on the next ingest of the folder.
+            again = [ingestor.ingest_file(path) for path in order]
+            assert [r.status for r in again] == ["unchanged", "unchanged"]
+            assert catalogue.document(doc_id).source_path == str(xml.resolve())
+
+
 def test_a_moved_file_takes_its_documents_along(tmp_path, ingestor, catalogue):
     first = _write(tmp_path / "one.jsonl", [_record("a", "Text.")])
     ingestor.ingest_file(first)

@@ -76,6 +76,11 @@ def warn(message: str) -> None:
     err.print(f"[yellow]skipped:[/yellow] {message}", highlight=False, soft_wrap=True)
 
 
+def note(message: str) -> None:
+    """Something done differently from what the user may expect, nothing lost."""
+    err.print(f"[yellow]note:[/yellow] {message}", highlight=False, soft_wrap=True)
+
+
 def chunking(settings: Settings, strategy: str | None = None) -> ChunkingConfig:
     name = strategy or settings.chunk_strategy
     if name not in STRATEGIES:

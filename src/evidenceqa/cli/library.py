@@ -12,7 +12,7 @@ from rich.table import Table
 from evidenceqa.chunking import STRATEGIES, ChunkStats, chunk_stats
 from evidenceqa.cli.app import app
 from evidenceqa.cli.calibrate import calibrate_library
-from evidenceqa.cli.common import chunking, emit, err, fail, out, settings_of, warn
+from evidenceqa.cli.common import chunking, emit, err, fail, note, out, settings_of, warn
 from evidenceqa.cli.search import open_engine, sync_engine
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document
@@ -42,8 +42,10 @@ def ingest(
         reports = _run_ingest(ingestor, files)
         version = catalogue.index_version
     for report in reports:
-        for line in [*map(str, report.errors), *report.warnings]:
-            warn(line)
+        for error in report.errors:
+            warn(str(error))
+        for line in report.warnings:
+            note(line)
     _print_ingest_summary(reports, version)
     if not any(r.status != "failed" for r in reports):
         raise typer.Exit(1)

@@ -29,6 +29,10 @@ from evidenceqa.loaders import (
 )
 
 _VOCABULARY_STATE = "abbreviations_mined"
+# Formats by how much of an article's structure they carry (sections, tables, metadata), most first.
+# When two files hold the same document (an article's XML and its PDF, same DOI), the reading of
+# the more structured one is kept, whichever file comes first.
+STRUCTURE_ORDER = ("jats", "bmc", "jsonl", "medquad", "html", "markdown", "pdf", "text")
 
 
 @dataclass
@@ -111,7 +115,7 @@ class Ingestor:
                 if isinstance(item, LoadError):
                     report.errors.append(item)
                 else:
-                    self._put(item, key, seen, report)
+                    self._put(item, key, fmt, seen, report)
                 if on_document:
                     on_document()
             if not seen and report.errors:
@@ -126,7 +130,7 @@ class Ingestor:
                 self.catalogue.bump_version()
         return report
 
-    def _put(self, doc: Document, key: str, seen: set[str], report: FileReport) -> None:
+    def _put(self, doc: Document, key: str, fmt: str | None, seen: set[str], report: FileReport) -> None:
         if doc.doc_id in seen:
             # Real data sets reuse ids for different pages; keep the content under a derived id.
             original, doc.doc_id = doc.doc_id, _free_id(doc.doc_id, seen)
@@ -137,11 +141,17 @@ class Ingestor:
         doc.source = key
         existing = self.catalogue.document(doc.doc_id)
         if existing and existing.source_path != key and Path(existing.source_path or "").exists():
+            other = _format(Path(existing.source_path or ""))
+            if not _more_structured(fmt, other):
+                report.warnings.append(
+                    f"{report.path}: document {doc.doc_id!r} is already in the library from "
+                    f"{existing.source_path}; skipped"
+                )
+                return
             report.warnings.append(
-                f"{report.path}: document {doc.doc_id!r} is already in the library from "
-                f"{existing.source_path}; skipped"
+                f"{report.path}: document {doc.doc_id!r} was read from {existing.source_path} ({other}); "
+                f"replaced by this file's {fmt} reading, which keeps more of its structure"
             )
-            return
         evidence_types.label(doc)
         content_hash = doc.content_hash()
         if existing and (existing.content_hash, existing.chunker, existing.source_path) == (
@@ -179,6 +189,13 @@ def _free_id(doc_id: str, taken: set[str]) -> str:
     while f"{doc_id}~{n}" in taken:
         n += 1
     return f"{doc_id}~{n}"
+
+
+def _more_structured(fmt: str | None, other: str | None) -> bool:
+    """Whether format `fmt` keeps more of a document's structure than `other` (a plugin's format,
+    unranked, never displaces a built-in one)."""
+    rank = {name: i for i, name in enumerate(STRUCTURE_ORDER)}
+    return rank.get(fmt or "", len(rank)) < rank.get(other or "", len(rank))
 
 
 def _format(path: Path) -> str | None:
