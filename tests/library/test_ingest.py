@@ -224,3 +224,22 @@ def test_a_loader_that_now_reads_more_updates_the_documents_of_files_already_ing
     report = Ingestor(catalogue, ChunkingConfig()).ingest_file(source)
     assert report.updated == 1
     assert "Alpha.\n\nA table the old loader missed." in [c.body for c in catalogue.chunks("a")]
+
+
+def test_a_loader_that_cannot_be_imported_fails_its_file_in_one_line(tmp_path, catalogue, monkeypatch):
+    from evidenceqa import registry
+
+    source = _write(tmp_path / "lib.jsonl", [_record("a", "Alpha.")])
+    real = registry.load
+
+    def broken(kind, name):
+        if (kind, name) == ("loader", "jsonl"):
+            raise ImportError("No module named 'a_plugin_dependency'")
+        return real(kind, name)
+
+    monkeypatch.setattr(registry, "load", broken)
+    report = Ingestor(catalogue, ChunkingConfig()).ingest_file(source)
+    assert report.status == "failed"
+    assert [str(e) for e in report.errors] == [
+        f"{source}: could not be parsed (ImportError: No module named 'a_plugin_dependency')"
+    ]

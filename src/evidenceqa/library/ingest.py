@@ -1,9 +1,8 @@
 """Ingest files into the catalogue: load → chunk → store, one transaction per file.
 
 Re-ingesting an unchanged file does nothing (its bytes, its loader's version and the chunker are
-fingerprinted); a
-changed file replaces the chunks of the documents that changed and drops the documents it no
-longer holds; a file that cannot be read leaves what was stored from it untouched.
+fingerprinted); a changed file replaces the chunks of the documents that changed and drops the
+documents it no longer holds; a file that cannot be read leaves what was stored from it untouched.
 """
 
 from __future__ import annotations
@@ -102,9 +101,7 @@ class Ingestor:
             report.errors.append(LoadError(path, f"cannot be read ({exc.strerror or exc})"))
             return report
         fmt = _format(path)
-        # How the file was read and cut: a new loader version reads it again (documents whose
-        # content comes out the same are left as they are), a new chunker cuts it again.
-        reading = f"{self.chunker}|{reader_version(fmt)}" if fmt else self.chunker
+        reading = self._reading(fmt)
         known = self.catalogue.source(key)
         if known and known.sha256 == sha and known.chunker == reading:
             report.status = "unchanged"
@@ -129,6 +126,16 @@ class Ingestor:
             if report.changed:
                 self.catalogue.bump_version()
         return report
+
+    def _reading(self, fmt: str | None) -> str:
+        """How a file is read and cut: a new loader version reads it again (documents whose content
+        comes out the same are left as they are), a new chunker cuts it again."""
+        if fmt is None:
+            return self.chunker
+        try:
+            return f"{self.chunker}|{reader_version(fmt)}"
+        except Exception:  # a plugin loader that cannot be imported: `load` reports why, per file
+            return self.chunker
 
     def _put(self, doc: Document, key: str, fmt: str | None, seen: set[str], report: FileReport) -> None:
         if doc.doc_id in seen:
