@@ -32,6 +32,7 @@ _VOCABULARY_STATE = "abbreviations_mined"
 # When two files hold the same document (an article's XML and its PDF, same DOI), the reading of
 # the more structured one is kept, whichever file comes first.
 STRUCTURE_ORDER = ("jats", "bmc", "jsonl", "medquad", "html", "markdown", "pdf", "text")
+_STRUCTURE_RANK = {name: rank for rank, name in enumerate(STRUCTURE_ORDER)}
 
 
 @dataclass
@@ -201,8 +202,8 @@ def _free_id(doc_id: str, taken: set[str]) -> str:
 def _more_structured(fmt: str | None, other: str | None) -> bool:
     """Whether format `fmt` keeps more of a document's structure than `other` (a plugin's format,
     unranked, never displaces a built-in one)."""
-    rank = {name: i for i, name in enumerate(STRUCTURE_ORDER)}
-    return rank.get(fmt or "", len(rank)) < rank.get(other or "", len(rank))
+    unranked = len(STRUCTURE_ORDER)
+    return _STRUCTURE_RANK.get(fmt or "", unranked) < _STRUCTURE_RANK.get(other or "", unranked)
 
 
 def _format(path: Path) -> str | None:
