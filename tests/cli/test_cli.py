@@ -89,6 +89,19 @@ def test_bad_files_are_named_with_a_reason_and_the_rest_is_ingested(tmp_path):
     assert "1 added" in result.stdout
 
 
+def test_ingest_tells_what_it_skipped_from_what_it_only_notes(tmp_path):
+    library = tmp_path / "lib.jsonl"
+    record = {"doc_id": "a", "title": "Gloves", "sections": [{"heading": "Body", "paragraphs": ["Double."]}]}
+    library.write_text(json.dumps(record) + "\n" + json.dumps(record | {"title": "Gowns"}) + "\n")
+    bad = tmp_path / "scan.pdf"
+    bad.write_bytes(b"")
+    result = run(tmp_path / "home", "ingest", "--no-index", str(library), str(bad))
+    assert f"skipped: {bad}: empty file" in result.stderr
+    # Both documents are kept: the second under a new id, which is worth saying but skips nothing.
+    assert f"note: {library}: doc_id 'a' appears again; stored as 'a~2'" in result.stderr
+    assert "2 added" in result.stdout
+
+
 def test_exit_code_is_non_zero_only_when_nothing_was_ingested(tmp_path):
     bad = tmp_path / "x.pdf"
     bad.write_bytes(b"not a pdf at all")

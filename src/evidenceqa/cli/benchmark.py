@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from evidenceqa.cli.app import app
-from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of, warn
+from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of, skipped, warn
 from evidenceqa.cli.search import open_engine, open_retriever
 from evidenceqa.config import Settings
 from evidenceqa.curation import candidates as files
@@ -73,7 +73,7 @@ def _documents(settings: Settings, sources: list[Path] | None, collection: str |
     for path in iter_files(sources):
         for item in load(path):
             if isinstance(item, LoadError):
-                warn(str(item))
+                skipped(str(item))
             elif collection is None or item.collection == collection:
                 documents.append(item)
     return documents

@@ -72,8 +72,14 @@ def disk_full(exc: BaseException) -> str | None:
     return None
 
 
-def warn(message: str) -> None:
+def skipped(message: str) -> None:
+    """Something the command could not use (a bad file, a bad record); the rest went on."""
     err.print(f"[yellow]skipped:[/yellow] {message}", highlight=False, soft_wrap=True)
+
+
+def warn(message: str) -> None:
+    """Done as asked, but with a risk the user should know of."""
+    err.print(f"[yellow]warning:[/yellow] {message}", highlight=False, soft_wrap=True)
 
 
 def note(message: str) -> None:

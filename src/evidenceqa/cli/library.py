@@ -12,7 +12,7 @@ from rich.table import Table
 from evidenceqa.chunking import STRATEGIES, ChunkStats, chunk_stats
 from evidenceqa.cli.app import app
 from evidenceqa.cli.calibrate import calibrate_library
-from evidenceqa.cli.common import chunking, emit, err, fail, note, out, settings_of, warn
+from evidenceqa.cli.common import chunking, emit, err, fail, note, out, settings_of, skipped
 from evidenceqa.cli.search import open_engine, sync_engine
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document
@@ -43,7 +43,7 @@ def ingest(
         version = catalogue.index_version
     for report in reports:
         for error in report.errors:
-            warn(str(error))
+            skipped(str(error))
         for line in report.warnings:
             note(line)
     _print_ingest_summary(reports, version)
@@ -201,7 +201,7 @@ def _load_for_stats(settings: Settings, files: list[Path] | None, collection: st
     for path in iter_files(files):
         for item in load(path, settings.max_file_mb, settings.max_read_seconds):
             if isinstance(item, LoadError):
-                warn(str(item))
+                skipped(str(item))
             elif collection in (None, item.collection):
                 docs.append(item)
     return docs
