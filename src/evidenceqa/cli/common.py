@@ -72,19 +72,23 @@ def disk_full(exc: BaseException) -> str | None:
     return None
 
 
+def _labelled(label: str, message: str) -> None:
+    err.print(f"[yellow]{label}:[/yellow] {message}", highlight=False, soft_wrap=True)
+
+
 def skipped(message: str) -> None:
     """Something the command could not use (a bad file, a bad record); the rest went on."""
-    err.print(f"[yellow]skipped:[/yellow] {message}", highlight=False, soft_wrap=True)
+    _labelled("skipped", message)
 
 
 def warn(message: str) -> None:
     """Done as asked, but with a risk the user should know of."""
-    err.print(f"[yellow]warning:[/yellow] {message}", highlight=False, soft_wrap=True)
+    _labelled("warning", message)
 
 
 def note(message: str) -> None:
     """Something done differently from what the user may expect, nothing lost."""
-    err.print(f"[yellow]note:[/yellow] {message}", highlight=False, soft_wrap=True)
+    _labelled("note", message)
 
 
 def chunking(settings: Settings, strategy: str | None = None) -> ChunkingConfig:

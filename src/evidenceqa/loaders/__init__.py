@@ -2,12 +2,13 @@
 
 Each format has its own module exposing `load(path: Path) -> Iterator[Document | LoadError]`,
 registered by name (group `evidenceqa.loaders`), and `VERSION`, bumped when it reads files
-differently (so ingest reads again the files an earlier version read). The built-in formats are recognised by their
-content; a plugin's loader also declares `SUFFIXES`, the file endings it reads, and is chosen by them.
-A loader raises `LoadError` for a whole-file problem; a multi-record format (JSONL) yields a
-`LoadError` for a bad record and goes on with the rest. Files are untrusted input: a file over
-`max_file_mb` is refused before it is read, and a .gz stops decompressing at the same size; reading
-one file may take `max_read_seconds` (limits: the time the loader runs, not the caller's storing).
+differently (so ingest reads again the files an earlier version read). The built-in formats are
+recognised by their content; a plugin's loader also declares `SUFFIXES`, the file endings it reads,
+and is chosen by them. A loader raises `LoadError` for a whole-file problem; a multi-record format
+(JSONL) yields a `LoadError` for a bad record and goes on with the rest. Files are untrusted input:
+a file over `max_file_mb` is refused before it is read, and a .gz stops decompressing at the same
+size; reading one file may take `max_read_seconds` (limits: the time the loader runs, not the
+caller's storing).
 """
 
 from __future__ import annotations
