@@ -1,6 +1,7 @@
-"""MiniLM as int8 ONNX Runtime: the same vectors as sentence-transformers (cosine ≈ 0.99), no torch at run time.
+"""MiniLM as int8 ONNX Runtime: the same vectors as sentence-transformers (cosine ≈ 0.99), no torch at all.
 
-`export_onnx` turns a sentence-transformers folder into model.onnx (fp32) and model.int8.onnx once;
+`export_onnx` turns a sentence-transformers folder into model.onnx (fp32, written from the weights by
+`bert_graph`) and model.int8.onnx once;
 `OnnxEmbedder` runs the int8 model with the model's own tokenizer, mean pooling and L2 normalisation.
 """
 
@@ -9,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,12 +20,12 @@ from evidenceqa.config import load_settings
 from evidenceqa.embeddings.base import (
     EmbeddingError,
     batched_by_length,
-    force_offline,
     l2_normalise,
     no_texts,
     one_line,
     token_window,
 )
+from evidenceqa.embeddings.bert_graph import OUTPUT, write_bert_graph
 from evidenceqa.embeddings.sentence_transformers import require_st_folder, st_model_id
 
 MINILM_ONNX_ID = "minilm-onnx-int8:all-MiniLM-L6-v2"
@@ -42,10 +42,6 @@ _COPIED_FILES = (
     "config.json",
     "sentence_bert_config.json",
 )
-_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-_OUTPUT = "last_hidden_state"
-# LayerNormalization is a single ONNX op from opset 17, which the classic exporter and ORT both support.
-_OPSET = 17
 # sentence-transformers' default when sentence_bert_config.json does not say.
 _DEFAULT_MAX_LENGTH = 256
 # The execution provider every evidenceqa ONNX session asks for (the embedder and the reranker).
@@ -65,7 +61,7 @@ def export_onnx(model_dir: Path, out_dir: Path | None = None) -> Path:
     # Built beside the target and renamed into place, so an interrupted export never looks complete.
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
-        _export_fp32(model_dir, staging / FP32_FILE)
+        write_bert_graph(model_dir, staging / FP32_FILE)
         quantise(staging / FP32_FILE, staging / INT8_FILE)
         for name in _COPIED_FILES:
             if (model_dir / name).is_file():
@@ -125,7 +121,7 @@ class OnnxEmbedder:
             "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
-        (hidden,) = self.session.run([_OUTPUT], feed)
+        (hidden,) = self.session.run([OUTPUT], feed)
         return l2_normalise(_mean_pool(hidden, feed["attention_mask"]))
 
 
@@ -173,44 +169,6 @@ def _require_mean_pooling(model_dir: Path) -> None:
         raise EmbeddingError(
             f"{model_dir} does not use mean pooling; only mean-pooling models can be exported"
         )
-
-
-def _export_fp32(model_dir: Path, out_file: Path) -> None:
-    force_offline()
-    from transformers import AutoModel
-
-    # Eager attention traces to plain MatMul/Softmax, which the classic exporter and the quantiser handle.
-    model = AutoModel.from_pretrained(model_dir, local_files_only=True, attn_implementation="eager").eval()
-    export_bert(model, "last_hidden_state", _OUTPUT, {0: "batch", 1: "sequence"}, out_file)
-
-
-def export_bert(model: Any, attribute: str, output: str, output_axes: dict[int, str], out_file: Path) -> None:
-    """A BERT-style transformers model as an fp32 ONNX graph: inputs exactly _INPUTS (dynamic batch
-    and length), one output `output`, the model output's `attribute` (last_hidden_state, logits)."""
-    import torch
-
-    class Graph(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            outputs = self.model(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            return getattr(outputs, attribute)
-
-    # A text pair, the second row padded, so the traced graph cannot specialise to an all-ones
-    # attention mask or to one segment.
-    ids = torch.tensor([[101, 7592, 102, 2088, 102], [101, 7592, 102, 2088, 0]])
-    dummy = (ids, (ids != 0).long(), torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 1, 0]]))
-    axes = {name: {0: "batch", 1: "sequence"} for name in _INPUTS} | {output: output_axes}
-    # The classic (TorchScript) exporter: the dynamo one needs onnxscript, which is not installed.
-    # Its deprecation and tracer warnings are expected; each export is checked against torch in tests.
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(Graph(), dummy, str(out_file), input_names=list(_INPUTS), output_names=[output],
-                          dynamic_axes=axes, opset_version=_OPSET, dynamo=False)  # fmt: skip
 
 
 def quantise(fp32_file: Path, int8_file: Path, per_channel: bool = True, reduce_range: bool = False) -> None:
