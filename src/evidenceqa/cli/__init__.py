@@ -8,6 +8,7 @@ answers with one line naming the extra to install.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 
 from rich.markup import escape
@@ -36,7 +37,11 @@ OPTIONAL: dict[str, tuple[str, tuple[str, ...], set[str]]] = {
     "report": ("web", ("report",), _WEB),
     "benchmark": ("web", ("benchmark",), _WEB),
     "bench": ("bench", ("bench",), _WEB),
-    "adapt": ("adapt", ("adapt", "train-reranker"), {"scipy"}),
+    "adapt": (
+        "adapt",
+        ("adapt", "train-reranker"),
+        {"scipy", "torch", "sentence_transformers", "transformers"},
+    ),
 }
 
 __all__ = ["app", "ask", "calibrate", "library", "main", "search"]
@@ -50,14 +55,15 @@ def _needs(extra: str, command: str, missing: str) -> None:
 
 
 def _register_optional() -> None:
+    # Looked up, not imported: training imports torch only when it starts, and a command whose extra
+    # is half there should still fail at once in one line.
     for module, (extra, commands, packages) in OPTIONAL.items():
-        try:
+        missing = next((p for p in sorted(packages) if importlib.util.find_spec(p) is None), None)
+        if missing is None:
             importlib.import_module(f"evidenceqa.cli.{module}")
-        except ModuleNotFoundError as exc:
-            if (exc.name or "").split(".")[0] not in packages:
-                raise  # not the extra: a real fault, shown as one
-            for command in commands:
-                _needs(extra, command, exc.name or "")
+            continue
+        for command in commands:
+            _needs(extra, command, missing)
 
 
 _register_optional()

