@@ -30,6 +30,7 @@ from evidenceqa.cli.agents import TOKEN_VARIABLE
 from evidenceqa.config import Settings
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.store import answers_between, create_user, list_users, lookups_between, open_store
+from evidenceqa.web.mcp import build_server
 from tests.web.conftest import CEFAZOLIN, DOCS, PASSWORD, SHAVE, Live
 
 T = TypeVar("T")
@@ -74,6 +75,13 @@ def structured(result: Any) -> dict[str, Any]:
 def answers_of(live: Live) -> list[Any]:
     now = datetime.now(UTC)
     return answers_between(live.store, now - timedelta(days=1), now + timedelta(days=1))
+
+
+def test_each_tool_is_registered_once(caplog: pytest.LogCaptureFixture) -> None:
+    # A second registration is dropped by the SDK with a warning in the server's log at every start.
+    with caplog.at_level(logging.WARNING):
+        build_server(lambda: None, lambda ctx: None)  # type: ignore[arg-type,return-value]
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
 
 def test_the_tools_are_listed_with_schemas_an_llm_can_act_on(live: Live) -> None:

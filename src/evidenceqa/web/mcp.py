@@ -126,9 +126,6 @@ def build_server(access_of: AccessOf, reader_of: ReaderOf) -> MCPServer:
         filters = _filters(year_min, year_max, collection, doc_type, evidence_type, prefer_evidence)
         return await _tool(lambda: access_of().search(reader_of(ctx), question, k, filters))
 
-    @server.tool(
-        annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False)
-    )
     async def answer_question(
         question: Question,
         ctx: Context,
