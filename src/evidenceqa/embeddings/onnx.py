@@ -8,9 +8,11 @@
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -177,14 +179,35 @@ def quantise(fp32_file: Path, int8_file: Path, per_channel: bool = True, reduce_
     `reduce_range` (7-bit weights) avoids the saturation of AVX2's int8 kernels without VNNI."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(
-        fp32_file,
-        int8_file,
-        weight_type=QuantType.QInt8,
-        op_types_to_quantize=["MatMul"],
-        per_channel=per_channel,
-        reduce_range=reduce_range,
-    )
+    with _without_preprocessing_advice():
+        quantize_dynamic(
+            fp32_file,
+            int8_file,
+            weight_type=QuantType.QInt8,
+            op_types_to_quantize=["MatMul"],
+            per_channel=per_channel,
+            reduce_range=reduce_range,
+        )
+
+
+class _PreprocessingAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+
+@contextmanager
+def _without_preprocessing_advice() -> Iterator[None]:
+    """quantize_dynamic advises shape pre-processing on the root logger, configuring it on the way
+    (logging.warning). The export's vectors are measured without that step, so a user's first
+    ingest shows neither the advice nor, afterwards, a root handler it did not ask for."""
+    root, advice, holder = logging.getLogger(), _PreprocessingAdvice(), logging.NullHandler()
+    root.addFilter(advice)
+    root.addHandler(holder)
+    try:
+        yield
+    finally:
+        root.removeFilter(advice)
+        root.removeHandler(holder)
 
 
 def write_manifest(folder: Path, source: str) -> None:
