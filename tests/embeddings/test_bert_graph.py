@@ -5,22 +5,29 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from evidenceqa.embeddings import EmbeddingError, OnnxEmbedder, minilm_path
-from evidenceqa.embeddings.bert_graph import WEIGHTS_FILE, write_bert_graph
-from evidenceqa.embeddings.onnx import FP32_FILE, INT8_FILE, MANIFEST_FILE, quantise, write_manifest
+from evidenceqa.embeddings import EmbeddingError, OnnxEmbedder, export_onnx, minilm_path
+from evidenceqa.embeddings.bert_graph import WEIGHTS_FILE, unwritable, write_bert_graph
+from evidenceqa.embeddings.onnx import (
+    FP32_FILE,
+    INT8_FILE,
+    MANIFEST_FILE,
+    export_bert,
+    quantise,
+    write_manifest,
+)
+from evidenceqa.registry import MissingExtra
 
 
 @pytest.fixture(scope="module")
 def torch_export(onnx_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The default export's folder with its two graphs made by torch.onnx, as before the graph writer."""
     from transformers import AutoModel
-
-    from evidenceqa.retrieval.rerank import export_bert
 
     folder = tmp_path_factory.mktemp("torch") / "minilm-onnx"
     shutil.copytree(onnx_dir, folder)
@@ -49,14 +56,14 @@ def test_vectors_equal_the_torch_exports(
     assert np.array_equal(written, exported)
 
 
-def test_a_model_it_cannot_write_is_refused_in_one_line(tmp_path: Path) -> None:
+def test_what_it_cannot_write_is_named(tmp_path: Path) -> None:
     config = json.loads((minilm_path() / "config.json").read_text())
     (tmp_path / "config.json").write_text(json.dumps(config | {"hidden_act": "relu"}))
-    with pytest.raises(EmbeddingError, match="hidden_act 'relu' cannot be exported"):
+    assert unwritable(tmp_path) == "its hidden_act is 'relu', not 'gelu'"
+    with pytest.raises(EmbeddingError, match=re.escape("cannot be written as a BERT graph: its hidden_act")):
         write_bert_graph(tmp_path, tmp_path / "out.onnx")
     (tmp_path / "config.json").write_text(json.dumps(config))
-    with pytest.raises(EmbeddingError, match=re.escape(f"no {WEIGHTS_FILE}")):
-        write_bert_graph(tmp_path, tmp_path / "out.onnx")
+    assert unwritable(tmp_path) == f"no {WEIGHTS_FILE}"
 
 
 def test_weights_of_another_architecture_are_named(tmp_path: Path) -> None:
@@ -68,3 +75,29 @@ def test_weights_of_another_architecture_are_named(tmp_path: Path) -> None:
         EmbeddingError, match=re.escape("no tensor 'embeddings.word_embeddings.weight': not a BERT encoder")
     ):
         write_bert_graph(tmp_path, tmp_path / "out.onnx")
+
+
+@pytest.fixture
+def other_model(tmp_path: Path) -> Path:
+    """MiniLM with tanh-approximated GELU: a model the writer does not cover, as any non-BERT one."""
+    folder = tmp_path / "gelu-new"
+    shutil.copytree(minilm_path(), folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(config | {"hidden_act": "gelu_new"}))
+    return folder
+
+
+def test_a_model_it_does_not_cover_is_exported_through_torch(other_model: Path, tmp_path: Path) -> None:
+    folder = export_onnx(other_model, tmp_path / "onnx")
+    vectors = OnnxEmbedder(folder).embed(["wound infection after hip replacement", "hand hygiene"])
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_without_torch_such_a_model_names_the_extra(
+    other_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "transformers", None)  # None: importing it fails
+    with pytest.raises(
+        MissingExtra, match=re.escape("(its hidden_act is 'gelu_new', not 'gelu') needs the 'torch' extra")
+    ):
+        export_onnx(other_model, tmp_path / "onnx")

@@ -22,30 +22,31 @@ OPSET = 17
 WEIGHTS_FILE = "model.safetensors"
 
 
-def write_bert_graph(model_dir: Path, out_file: Path) -> None:
-    """The fp32 encoder of a BERT folder (config.json, model.safetensors) as `out_file`."""
-    config = _bert_config(model_dir)
-    from safetensors.numpy import load_file
-
-    weights = load_file(model_dir / WEIGHTS_FILE) if (model_dir / WEIGHTS_FILE).is_file() else None
-    if weights is None:
-        raise EmbeddingError(f"{model_dir} has no {WEIGHTS_FILE}; only safetensors weights can be exported")
-    import onnx
-
-    onnx.save(_Graph(weights, config, model_dir).model(), str(out_file))
-
-
-def _bert_config(model_dir: Path) -> dict[str, Any]:
+def unwritable(model_dir: Path) -> str | None:
+    """Why `write_bert_graph` cannot write this model folder, or None when it can."""
     try:
-        config: dict[str, Any] = json.loads((model_dir / "config.json").read_text())
+        config = json.loads((model_dir / "config.json").read_text())
     except (OSError, ValueError) as e:
-        raise EmbeddingError(f"{model_dir} has no readable config.json: {e}") from e
+        return f"no readable config.json: {e}"
     # What the graph below implements; anything else would export silently different vectors.
     expected = {"model_type": "bert", "hidden_act": "gelu", "position_embedding_type": "absolute"}
     for key, value in expected.items():
         if config.get(key, value) != value:
-            raise EmbeddingError(f"{model_dir}: {key} {config[key]!r} cannot be exported (only {value!r})")
-    return config
+            return f"its {key} is {config[key]!r}, not {value!r}"
+    if not (model_dir / WEIGHTS_FILE).is_file():
+        return f"no {WEIGHTS_FILE}"
+    return None
+
+
+def write_bert_graph(model_dir: Path, out_file: Path) -> None:
+    """The fp32 encoder of a BERT folder (config.json, model.safetensors) as `out_file`."""
+    if reason := unwritable(model_dir):
+        raise EmbeddingError(f"{model_dir} cannot be written as a BERT graph: {reason}")
+    import onnx
+    from safetensors.numpy import load_file
+
+    config = json.loads((model_dir / "config.json").read_text())
+    onnx.save(_Graph(load_file(model_dir / WEIGHTS_FILE), config, model_dir).model(), str(out_file))
 
 
 class _Graph:

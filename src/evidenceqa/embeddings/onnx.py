@@ -1,7 +1,7 @@
 """MiniLM as int8 ONNX Runtime: the same vectors as sentence-transformers (cosine ≈ 0.99), no torch at all.
 
-`export_onnx` turns a sentence-transformers folder into model.onnx (fp32, written from the weights by
-`bert_graph`) and model.int8.onnx once;
+`export_onnx` turns a sentence-transformers folder into model.onnx (fp32: written from the weights by
+`bert_graph` for BERT models such as MiniLM, else traced through torch) and model.int8.onnx once;
 `OnnxEmbedder` runs the int8 model with the model's own tokenizer, mean pooling and L2 normalisation.
 """
 
@@ -11,6 +11,7 @@ import json
 import logging
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,13 +23,15 @@ from evidenceqa.config import load_settings
 from evidenceqa.embeddings.base import (
     EmbeddingError,
     batched_by_length,
+    force_offline,
     l2_normalise,
     no_texts,
     one_line,
     token_window,
 )
-from evidenceqa.embeddings.bert_graph import OUTPUT, write_bert_graph
+from evidenceqa.embeddings.bert_graph import INPUTS, OPSET, OUTPUT, unwritable, write_bert_graph
 from evidenceqa.embeddings.sentence_transformers import require_st_folder, st_model_id
+from evidenceqa.registry import MissingExtra
 
 MINILM_ONNX_ID = "minilm-onnx-int8:all-MiniLM-L6-v2"
 FP32_FILE = "model.onnx"
@@ -63,7 +66,7 @@ def export_onnx(model_dir: Path, out_dir: Path | None = None) -> Path:
     # Built beside the target and renamed into place, so an interrupted export never looks complete.
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
-        write_bert_graph(model_dir, staging / FP32_FILE)
+        _export_fp32(model_dir, staging / FP32_FILE)
         quantise(staging / FP32_FILE, staging / INT8_FILE)
         for name in _COPIED_FILES:
             if (model_dir / name).is_file():
@@ -171,6 +174,54 @@ def _require_mean_pooling(model_dir: Path) -> None:
         raise EmbeddingError(
             f"{model_dir} does not use mean pooling; only mean-pooling models can be exported"
         )
+
+
+def _export_fp32(model_dir: Path, out_file: Path) -> None:
+    """Written from the weights when `bert_graph` covers the model (MiniLM: no torch); any other
+    architecture is traced through torch, as before the writer existed."""
+    reason = unwritable(model_dir)
+    if reason is None:
+        write_bert_graph(model_dir, out_file)
+        return
+    force_offline()
+    try:
+        from transformers import AutoModel
+    except ModuleNotFoundError as e:
+        raise MissingExtra(f"exporting {model_dir} ({reason})", "torch", e.name) from None
+    # Eager attention traces to plain MatMul/Softmax, which the classic exporter and the quantiser handle.
+    model = AutoModel.from_pretrained(model_dir, local_files_only=True, attn_implementation="eager").eval()
+    export_bert(model, "last_hidden_state", OUTPUT, {0: "batch", 1: "sequence"}, out_file)
+
+
+def export_bert(model: Any, attribute: str, output: str, output_axes: dict[int, str], out_file: Path) -> None:
+    """A transformers encoder as an fp32 ONNX graph through torch.onnx (the `torch` extra): inputs
+    exactly INPUTS (dynamic batch and length), one output `output`, the model output's `attribute`
+    (last_hidden_state, logits). For the reranker, which torch has just trained, and for embedders
+    that `bert_graph` does not write."""
+    import torch
+
+    class Graph(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            outputs = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
+            return getattr(outputs, attribute)
+
+    # A text pair, the second row padded, so the traced graph cannot specialise to an all-ones
+    # attention mask or to one segment.
+    ids = torch.tensor([[101, 7592, 102, 2088, 102], [101, 7592, 102, 2088, 0]])
+    dummy = (ids, (ids != 0).long(), torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 1, 0]]))
+    axes = {name: {0: "batch", 1: "sequence"} for name in INPUTS} | {output: output_axes}
+    # The classic (TorchScript) exporter: the dynamo one needs onnxscript, which is not installed.
+    # Its deprecation and tracer warnings are expected; each export is checked against torch in tests.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Graph(), dummy, str(out_file), input_names=list(INPUTS), output_names=[output],
+                          dynamic_axes=axes, opset_version=OPSET, dynamo=False)  # fmt: skip
 
 
 def quantise(fp32_file: Path, int8_file: Path, per_channel: bool = True, reduce_range: bool = False) -> None:

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from evidenceqa.embeddings.base import EmbeddingError, force_offline
-from evidenceqa.embeddings.bert_graph import INPUTS, OPSET
 from evidenceqa.embeddings.onnx import (
     INT8_FILE,
+    export_bert,
     load_session,
     quantise,
     read_manifest,
@@ -59,37 +57,6 @@ def export_cross_encoder(model_dir: Path, out_dir: Path, max_length: int) -> Pat
     (out_dir / "reranker.json").write_text(json.dumps({"max_length": max_length}), encoding="utf-8")
     write_manifest(out_dir, f"cross-encoder:{model_dir.name}")
     return out_dir
-
-
-def export_bert(model: Any, attribute: str, output: str, output_axes: dict[int, str], out_file: Path) -> None:
-    """A BERT-style transformers model as an fp32 ONNX graph through torch.onnx: inputs exactly INPUTS
-    (dynamic batch and length), one output `output`, the model output's `attribute` (logits here).
-    The reranker is exported by the torch that has just trained it (the `adapt` extra); the embedder's
-    graph is written from its weights, without torch (`embeddings.bert_graph`)."""
-    import torch
-
-    class Graph(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            outputs = self.model(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            return getattr(outputs, attribute)
-
-    # A text pair, the second row padded, so the traced graph cannot specialise to an all-ones
-    # attention mask or to one segment.
-    ids = torch.tensor([[101, 7592, 102, 2088, 102], [101, 7592, 102, 2088, 0]])
-    dummy = (ids, (ids != 0).long(), torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 1, 0]]))
-    axes = {name: {0: "batch", 1: "sequence"} for name in INPUTS} | {output: output_axes}
-    # The classic (TorchScript) exporter: the dynamo one needs onnxscript, which is not installed.
-    # Its deprecation and tracer warnings are expected; each export is checked against torch in tests.
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(Graph(), dummy, str(out_file), input_names=list(INPUTS), output_names=[output],
-                          dynamic_axes=axes, opset_version=OPSET, dynamo=False)  # fmt: skip
 
 
 class CrossEncoder:
