@@ -41,6 +41,10 @@ expect_extra() {  # a command, and the extra its one-line error must name
   fi
   echo "core-check: evidenceqa $* → $message"
 }
+# The command list names each missing extra in full (Rich once read "[web]" as a style tag).
+if ! COLUMNS=200 "$BIN/evidenceqa" --help | grep -qF "pip install 'evidenceqa[adapt]'"; then
+  echo "core-check: evidenceqa --help does not name the adapt extra in full" >&2; exit 1
+fi
 expect_extra web serve
 expect_extra web report pilot
 expect_extra milvus --backend milvus search "chlorhexidine"

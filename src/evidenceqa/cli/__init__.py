@@ -49,7 +49,7 @@ __all__ = ["app", "ask", "calibrate", "library", "main", "search"]
 
 def _needs(extra: str, command: str, missing: str) -> None:
     @app.command(command, context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-                 add_help_option=False, help=f"(needs the '{extra}' extra: pip install 'evidenceqa[{extra}]')")  # fmt: skip
+                 add_help_option=False, help=escape(f"(needs the '{extra}' extra: pip install 'evidenceqa[{extra}]')"))  # fmt: skip
     def unavailable() -> None:
         raise MissingExtra(f"evidenceqa {command}", extra, missing)
 

@@ -57,7 +57,7 @@ def ask(
     ] = None,
     out_path: Annotated[Path | None, typer.Option("--out", help="Batch: where to write answer rows.")] = None,
 ) -> None:
-    """Answer from the library only, citing each sentence [n]; or say the library does not hold the answer."""
+    r"""Answer from the library only, citing each sentence \[n]; or say the library does not hold the answer."""
     if (question is None) == (queries is None):
         fail("give a question, or --queries FILE (with --out FILE)")
     if queries is not None and out_path is None:

@@ -212,7 +212,7 @@ def grid(
     scope: Annotated[
         list[str] | None,
         typer.Option(
-            help="BENCHMARK=COLLECTION[,COLLECTION]: what a benchmark searches (default all); repeat."
+            help=r"BENCHMARK=COLLECTION\[,COLLECTION]: what a benchmark searches (default all); repeat."
         ),
     ] = None,
     markdown_output: Annotated[bool, typer.Option("--markdown", help="Print the Markdown report.")] = False,
