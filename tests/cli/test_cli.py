@@ -102,6 +102,26 @@ def test_ingest_tells_what_it_skipped_from_what_it_only_notes(tmp_path):
     assert "2 added" in result.stdout
 
 
+def test_square_brackets_in_the_library_are_printed_as_written(tmp_path):
+    # Rich read "[see below]" or "[e.g. at induction]" as style tags and dropped them from the output.
+    library = tmp_path / "brackets"
+    library.mkdir()
+    (library / "cefazolin.md").write_text(
+        "# Cefazolin [draft] prophylaxis\n\n## Timing\n\nGive cefazolin 2 g [see below] within 60 minutes "
+        "before the incision [e.g. at induction of anaesthesia].\n"
+    )
+    (library / "scan [copy].pdf").write_bytes(b"")
+    home = tmp_path / "home"
+    ingested = run(home, "ingest", str(library))
+    assert f"skipped: {library / 'scan [copy].pdf'}: empty file" in ingested.stderr
+    listed = run(home, "library", "--documents")
+    assert "Cefazolin [draft] prophylaxis" in listed.stdout
+    found = run(home, "search", "cefazolin before incision", "--mode", "bm25", "--k", "1")
+    assert "[see below]" in found.stdout and "[e.g. at induction of" in found.stdout, found.stdout
+    removed = run(home, "remove", "no-such [doc]")
+    assert "not in the library: no-such [doc]" in removed.stderr
+
+
 def test_exit_code_is_non_zero_only_when_nothing_was_ingested(tmp_path):
     bad = tmp_path / "x.pdf"
     bad.write_bytes(b"not a pdf at all")

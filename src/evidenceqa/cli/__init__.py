@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from evidenceqa.cli import ask, calibrate, library, search
 from evidenceqa.cli.app import app
-from evidenceqa.cli.common import disk_full, err
+from evidenceqa.cli.common import disk_full, err, labelled
 from evidenceqa.registry import MissingExtra, UnknownComponent
 
 # module: (its extra, the commands it adds, the top-level packages of that extra)
@@ -75,13 +75,13 @@ def main() -> None:
     try:
         app(prog_name="evidenceqa")
     except (MissingExtra, UnknownComponent) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err.print(labelled("error", "red", str(exc)), soft_wrap=True)
         sys.exit(2)
     except Exception as exc:
         if (reason := disk_full(exc)) is None:
             raise
         # Each file is ingested in one transaction and the index records a version only once it holds
         # all of it, so what was stored before the write that failed is whole, and a rerun completes.
-        err.print(f"[red]error:[/red] the disk is full ({escape(reason)}); what was stored before is unchanged: "
-                  "free some space and run the command again", highlight=False, soft_wrap=True)  # fmt: skip
+        err.print(labelled("error", "red", f"the disk is full ({reason}); what was stored before is unchanged: "
+                           "free some space and run the command again"), soft_wrap=True)  # fmt: skip
         sys.exit(1)

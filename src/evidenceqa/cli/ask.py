@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
 from evidenceqa import DISCLAIMER
 from evidenceqa.answer import GenerationError
@@ -21,6 +22,7 @@ from evidenceqa.cli.common import (
     checked_question,
     err,
     fail,
+    note,
     out,
     progress_bar,
     settings_of,
@@ -72,9 +74,7 @@ def ask(
         fail(f"--year-min/--year-max: {problem}")
     with open_engine(settings_of(ctx)) as engine:
         if not engine.is_current():
-            err.print(
-                f"[yellow]note:[/yellow] {engine.pending()} chunks are not indexed yet: run `evidenceqa index`"
-            )
+            note(f"{engine.pending()} chunks are not indexed yet: run `evidenceqa index`")
         answerer = _answerer(engine)
         if queries is not None:
             assert out_path is not None  # checked above
@@ -109,7 +109,8 @@ def _print_delta(text: str) -> None:
     if text == DISCARD_STREAMED:  # printed text cannot be taken back: say it is void
         sys.stdout.write("\n")
         err.print(
-            "[yellow]the LLM failed mid-answer: disregard the text above; the extractive answer follows[/yellow]"
+            "the LLM failed mid-answer: disregard the text above; the extractive answer follows",
+            style="yellow",
         )
         return
     sys.stdout.write(text)
@@ -122,15 +123,15 @@ def _print_answer(answer: Answer, replaced: dict[str, Successor]) -> None:
         first = passages[0]
         kind = type_name(first.evidence_type) or ""
         where = " — ".join(x for x in (first.title or first.doc_id, str(first.year or ""), kind) if x)
-        out.print(f"\n[bold][{n}][/bold] {where}", highlight=False)
+        out.print(Text.assemble("\n", (f"[{n}]", "bold"), " ", where))
         if successor := replaced.get(first.doc_id):
-            out.print(f"    [yellow]superseded by {successor.label()}[/yellow]", highlight=False)
+            out.print(f"    superseded by {successor.label()}", style="yellow", highlight=False)
         for citation in passages:
             section = f"{citation.section}: " if citation.section else ""
             out.print(f'    {section}"{citation.text}"', highlight=False, soft_wrap=True)
     if answer.unsupported:
         err.print(
-            f"[yellow]{answer.unsupported} sentence(s) could not be tied to their cited evidence[/yellow]"
+            f"{answer.unsupported} sentence(s) could not be tied to their cited evidence", style="yellow"
         )
     if answer.searched_for:
         err.print(f"\nsearched for: {answer.searched_for}", highlight=False)

@@ -10,9 +10,9 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from evidenceqa import evidence_types
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig
@@ -20,9 +20,16 @@ from evidenceqa.config import Settings
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.text import markdown
 
-# Tables are wider than the 80 columns rich assumes when output goes to a file or a pipe.
-out = Console(width=None if sys.stdout.isatty() else 140)
-err = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
+# Tables are wider than the 80 columns rich assumes when output goes to a file or a pipe. No markup:
+# the library's text is printed as written ("[see below]", "[e.g. IL-8]" are text, not style tags);
+# what is styled is styled with Text.
+out = Console(width=None if sys.stdout.isatty() else 140, markup=False)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 140, markup=False)
+
+
+def labelled(label: str, style: str, message: str) -> Text:
+    """`label: message`, the label in `style`, the message as written."""
+    return Text.assemble((f"{label}:", style), " ", message)
 
 
 def settings_of(ctx: typer.Context) -> Settings:
@@ -30,7 +37,7 @@ def settings_of(ctx: typer.Context) -> Settings:
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)  # "[1]" is text
+    err.print(labelled("error", "red", message), soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -73,7 +80,7 @@ def disk_full(exc: BaseException) -> str | None:
 
 
 def _labelled(label: str, message: str) -> None:
-    err.print(f"[yellow]{label}:[/yellow] {message}", highlight=False, soft_wrap=True)
+    err.print(labelled(label, "yellow", message), soft_wrap=True)
 
 
 def skipped(message: str) -> None:

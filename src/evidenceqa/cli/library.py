@@ -12,7 +12,7 @@ from rich.table import Table
 from evidenceqa.chunking import STRATEGIES, ChunkStats, chunk_stats
 from evidenceqa.cli.app import app
 from evidenceqa.cli.calibrate import calibrate_library
-from evidenceqa.cli.common import chunking, emit, err, fail, note, out, settings_of, skipped
+from evidenceqa.cli.common import chunking, emit, err, fail, labelled, note, out, settings_of, skipped
 from evidenceqa.cli.search import open_engine, sync_engine
 from evidenceqa.config import Settings
 from evidenceqa.documents import Document
@@ -113,7 +113,7 @@ def remove(
         ingestor = Ingestor(catalogue, chunking(settings_of(ctx)))
         missing = [doc_id for doc_id in doc_ids if not ingestor.remove(doc_id)]
     for doc_id in missing:
-        err.print(f"[yellow]not in the library:[/yellow] {doc_id}", highlight=False)
+        err.print(labelled("not in the library", "yellow", doc_id))
     out.print(f"removed {len(doc_ids) - len(missing)} document(s)")
     if len(missing) == len(doc_ids):
         raise typer.Exit(1)

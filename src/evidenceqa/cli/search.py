@@ -18,8 +18,8 @@ from evidenceqa.cli.common import (
     PreferEvidence,
     checked_evidence_types,
     checked_question,
-    err,
     fail,
+    note,
     out,
     progress_bar,
     settings_of,
@@ -110,9 +110,7 @@ def search(
         fail(f"--year-min/--year-max: {problem}")
     with open_engine(settings_of(ctx)) as engine:
         if not engine.is_current():
-            err.print(
-                f"[yellow]note:[/yellow] {engine.pending()} chunks are not indexed yet: run `evidenceqa index`"
-            )
+            note(f"{engine.pending()} chunks are not indexed yet: run `evidenceqa index`")
         retriever = open_retriever(engine)
         # Typer options cannot be typed as Literals: mode and level were checked above.
         run = partial(
