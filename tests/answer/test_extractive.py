@@ -18,6 +18,7 @@ from evidenceqa.answer.extractive import (
     _candidates,
     _of_sources_about_the_question,
     _sides,
+    _without_reference_marks,
     sentence_score,
 )
 from evidenceqa.answer.findings import direction_of, is_summary, verdict
@@ -435,3 +436,13 @@ def test_mixed_evidence_names_each_side_with_its_kind_and_year():
     ]  # fmt: skip
     assert all(is_summary(s.text) for s in _sides(found, evidence))
     assert _sides(verdict([("Shaving increased infection.", 1)]), evidence) == []  # one side: no sides
+
+
+def test_the_sources_own_reference_marks_leave_no_gap_before_punctuation() -> None:
+    # PMC text often has a space between a reference and the full stop: "15-45% [1] ." read "15-45% ."
+    assert (
+        _without_reference_marks("transmission is approximately 15-45% [1] .")
+        == "transmission is approximately 15-45%."
+    )
+    assert _without_reference_marks("within 14 days [11] , and [3, 4] ; then") == "within 14 days, and; then"
+    assert _without_reference_marks("as shown [2] (Table 1) [5-7].") == "as shown (Table 1)."

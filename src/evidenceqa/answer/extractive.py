@@ -94,8 +94,9 @@ _CITATION_DEBRIS = re.compile(
 )
 
 
-# A bracketed reference list: [11], [3, 4], [5-7], [12–14]; with the space before it.
-_REFERENCE_MARK = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\]")
+# A bracketed reference list: [11], [3, 4], [5-7], [12–14]; with the space before it, and the one
+# after it where punctuation follows ("15-45% [1] ." reads "15-45%.").
+_REFERENCE_MARK = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\](?:\s+(?=[.,;:]))?")
 
 
 @dataclass(frozen=True)
