@@ -122,6 +122,19 @@ def test_square_brackets_in_the_library_are_printed_as_written(tmp_path):
     assert "not in the library: no-such [doc]" in removed.stderr
 
 
+def test_a_document_without_a_title_is_named_as_in_the_web_app(tmp_path):
+    # PubMed abstracts come without titles: search printed "pubmed-1" where the chat says what it is.
+    record = {"doc_id": "pubmed-1", "title": None, "doc_type": "journal-abstract", "year": 2015,
+              "topics": ["Chlorhexidine", "Mucous Membrane"],
+              "sections": [{"heading": "Results", "paragraphs": ["Chlorhexidine irritated the oral mucosa."]}]}  # fmt: skip
+    (tmp_path / "abstracts.jsonl").write_text(json.dumps(record) + "\n")
+    home = tmp_path / "home"
+    run(home, "ingest", str(tmp_path / "abstracts.jsonl"))
+    found = run(home, "search", "chlorhexidine mucosa", "--mode", "bm25", "--k", "1")
+    assert "Journal abstract on Chlorhexidine, Mucous Membrane" in found.stdout, found.stdout
+    assert "pubmed-1" not in found.stdout
+
+
 def test_exit_code_is_non_zero_only_when_nothing_was_ingested(tmp_path):
     bad = tmp_path / "x.pdf"
     bad.write_bytes(b"not a pdf at all")
@@ -193,7 +206,11 @@ def test_search_and_ask_filter_by_evidence_type_and_name_a_wrong_one(sample_home
     question = "Does shaving the incision site increase infection after spinal surgery?"
     asked = run(sample_home, "ask", question, "--evidence-type", "rct")
     assert asked.returncode == 0, asked.stderr
-    assert "[1] pubmed-17621202 — 2007 — Randomised controlled trial" in asked.stdout
+    # The abstract has no title: it is named by its kind and topics, as in the chat.
+    assert (
+        "[1] Journal abstract on Adult, Anti-Bacterial Agents, Dermatologic Surgical Procedures, Double-Blind "
+        "Method — 2007 — Randomised controlled trial"
+    ) in asked.stdout
     wrong = run(sample_home, "search", "shaving", "--evidence-type", "level-1a")
     assert wrong.returncode == 2 and wrong.stdout == ""
     assert wrong.stderr.strip() == (

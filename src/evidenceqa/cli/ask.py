@@ -20,6 +20,7 @@ from evidenceqa.cli.common import (
     PreferEvidence,
     checked_evidence_types,
     checked_question,
+    document_labels,
     err,
     fail,
     note,
@@ -102,7 +103,10 @@ def _one(answerer: Answerer, question: str, filters: Filters, k: int | None, cac
     if as_json:
         print(json.dumps(answer.to_row(), ensure_ascii=False, indent=1))
     else:
-        _print_answer(answer, answerer.retriever.catalogue.superseded_by(c.doc_id for c in answer.citations))
+        catalogue = answerer.retriever.catalogue
+        cited = [c.doc_id for c in answer.citations]
+        labels = document_labels(catalogue, ((c.doc_id, c.text) for c in answer.citations))
+        _print_answer(answer, labels, catalogue.superseded_by(cited))
 
 
 def _print_delta(text: str) -> None:
@@ -117,13 +121,14 @@ def _print_delta(text: str) -> None:
     sys.stdout.flush()
 
 
-def _print_answer(answer: Answer, replaced: dict[str, Successor]) -> None:
+def _print_answer(answer: Answer, labels: dict[str, str], replaced: dict[str, Successor]) -> None:
     print()
     for n, passages in answer.sources():
         first = passages[0]
         kind = type_name(first.evidence_type) or ""
-        where = " — ".join(x for x in (first.title or first.doc_id, str(first.year or ""), kind) if x)
-        out.print(Text.assemble("\n", (f"[{n}]", "bold"), " ", where))
+        label = labels.get(first.doc_id) or first.title or first.doc_id
+        where = " — ".join(x for x in (label, str(first.year or ""), kind) if x)
+        out.print(Text.assemble("\n", (f"[{n}]", "bold"), " ", where), soft_wrap=True)
         if successor := replaced.get(first.doc_id):
             out.print(f"    superseded by {successor.label()}", style="yellow", highlight=False)
         for citation in passages:

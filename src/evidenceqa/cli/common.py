@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, NoReturn
 
@@ -17,6 +17,8 @@ from rich.text import Text
 from evidenceqa import evidence_types
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig
 from evidenceqa.config import Settings
+from evidenceqa.documents import Document
+from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.text import markdown
 
@@ -30,6 +32,17 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 140, markup=Fa
 def labelled(label: str, style: str, message: str) -> Text:
     """`label: message`, the label in `style`, the message as written."""
     return Text.assemble((f"{label}:", style), " ", message)
+
+
+def document_labels(catalogue: Catalogue, passages: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """What a reader calls each (doc_id, passage)'s document, as the web app and MCP name it: its
+    title, or for a title-less PubMed abstract its kind and topics, never a bare id when there is more."""
+    passages = list(passages)
+    documents = catalogue.document_metadata(doc_id for doc_id, _ in passages)
+    return {
+        doc_id: (documents.get(doc_id) or Document(doc_id=doc_id)).label(passage)
+        for doc_id, passage in reversed(passages)  # the first passage of a document names it
+    }
 
 
 def settings_of(ctx: typer.Context) -> Settings:

@@ -18,6 +18,7 @@ from evidenceqa.cli.common import (
     PreferEvidence,
     checked_evidence_types,
     checked_question,
+    document_labels,
     fail,
     note,
     out,
@@ -126,10 +127,11 @@ def search(
             return
         assert question is not None  # exactly one of a question and --queries, checked above
         response = run(question)
+        labels = document_labels(engine.catalogue, ((r.chunk.doc_id, r.chunk.body) for r in response.results))
     if json_output:
         print(json.dumps(response.to_dict(), ensure_ascii=False, indent=1))
     else:
-        _print_response(response)
+        _print_response(response, labels)
 
 
 def _batch(search: Callable[[str], SearchResponse], queries: Path, out_path: Path | None) -> None:
@@ -168,7 +170,7 @@ def read_queries(path: Path) -> list[tuple[str, str]]:
     return rows
 
 
-def _print_response(response: SearchResponse) -> None:
+def _print_response(response: SearchResponse, labels: dict[str, str]) -> None:
     notes = [f"mode {response.mode}"]
     if response.alpha is not None:
         notes.append(f"dense weight {response.alpha:.2f} ({response.query_class})")
@@ -181,7 +183,7 @@ def _print_response(response: SearchResponse) -> None:
     table = Table("#", "Score", "Year", "Document / section", "Passage", show_lines=True)
     for r in response.results:
         kind = type_name(r.chunk.evidence_type)
-        where = f"{r.chunk.title or r.chunk.doc_id}\n{' > '.join(r.chunk.section_path)}" + (
+        where = f"{labels.get(r.chunk.doc_id) or r.chunk.doc_id}\n{' > '.join(r.chunk.section_path)}" + (
             f"\n{kind}" if kind else ""
         )
         if r.superseded_by:
