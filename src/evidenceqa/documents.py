@@ -20,6 +20,22 @@ _WS = re.compile(r"\s+")
 # An untitled document's label: at most this many of its topics, or opening words of a passage.
 LABEL_TOPICS = 4
 LABEL_WORDS = 12
+# Topics that say who was studied or how, not what about: MeSH's check tags (age groups, sex,
+# species) and method and statistics headings, which the evidence type already states. Half of
+# PubMed's abstracts list "Adult" first, so a label of the first topics read "on Adult, Aged, …".
+_NOT_WHAT_ABOUT = frozenset(
+    heading.replace("_", " ")
+    for heading in """Humans Animals Male Female Pregnancy Infant Infant,_Newborn Child Child,_Preschool Adolescent
+    Young_Adult Adult Middle_Aged Aged Aged,_80_and_over Mice Rats Cattle Dogs Cats Swine Sheep Rabbits
+    Guinea_Pigs Horses Age_Factors Sex_Factors Time_Factors Risk_Factors Treatment_Outcome
+    Prospective_Studies Retrospective_Studies Cohort_Studies Case-Control_Studies Cross-Sectional_Studies
+    Follow-Up_Studies Longitudinal_Studies Double-Blind_Method Single-Blind_Method Random_Allocation
+    Pilot_Projects Feasibility_Studies Reproducibility_of_Results Sensitivity_and_Specificity
+    Predictive_Value_of_Tests ROC_Curve Analysis_of_Variance Chi-Square_Distribution Regression_Analysis
+    Logistic_Models Multivariate_Analysis Odds_Ratio Statistics,_Nonparametric Survival_Analysis
+    Proportional_Hazards_Models Kaplan-Meier_Estimate Questionnaires Surveys_and_Questionnaires
+    Incidence Prevalence""".split()
+)
 CITED_AUTHORS = 3  # in a reference, then "et al."
 
 
@@ -124,7 +140,9 @@ class Document:
             return normalize_space(self.title)
         kind = doc_type_name(self.doc_type) or "Document"
         if self.topics:
-            return f"{kind} on {', '.join(self.topics[:LABEL_TOPICS])}"
+            about = [t for t in self.topics if t not in _NOT_WHAT_ABOUT] or self.topics
+            # "; " between topics: MeSH headings hold commas ("Blood Loss, Surgical").
+            return f"{kind} on {'; '.join(about[:LABEL_TOPICS])}"
         words = normalize_space(passage or "").split()
         if words:
             opening = " ".join(words[:LABEL_WORDS]) + ("…" if len(words) > LABEL_WORDS else "")

@@ -131,7 +131,7 @@ def test_a_document_without_a_title_is_named_as_in_the_web_app(tmp_path):
     home = tmp_path / "home"
     run(home, "ingest", str(tmp_path / "abstracts.jsonl"))
     found = run(home, "search", "chlorhexidine mucosa", "--mode", "bm25", "--k", "1")
-    assert "Journal abstract on Chlorhexidine, Mucous Membrane" in found.stdout, found.stdout
+    assert "Journal abstract on Chlorhexidine; Mucous Membrane" in found.stdout, found.stdout
     assert "pubmed-1" not in found.stdout
 
 
@@ -208,8 +208,8 @@ def test_search_and_ask_filter_by_evidence_type_and_name_a_wrong_one(sample_home
     assert asked.returncode == 0, asked.stderr
     # The abstract has no title: it is named by its kind and topics, as in the chat.
     assert (
-        "[1] Journal abstract on Adult, Anti-Bacterial Agents, Dermatologic Surgical Procedures, Double-Blind "
-        "Method — 2007 — Randomised controlled trial"
+        "[1] Journal abstract on Anti-Bacterial Agents; Dermatologic Surgical Procedures; Neurosurgical "
+        "Procedures; Preoperative Care — 2007 — Randomised controlled trial"
     ) in asked.stdout
     wrong = run(sample_home, "search", "shaving", "--evidence-type", "level-1a")
     assert wrong.returncode == 2 and wrong.stdout == ""
