@@ -13,6 +13,7 @@ from evidenceqa.answer.citations import (
     by_source,
     check,
     citations_for,
+    nearest_passages,
     problem_kinds,
     quantity_problems,
     split_answer,
@@ -359,3 +360,16 @@ def test_a_discarded_stream_starts_its_numbering_again():
     deliver(DISCARD_STREAMED)
     deliver("Tranexamic acid [3]. Clipping [2].")
     assert streamed[-1] + numbers.flush() == "Tranexamic acid [1]. Clipping [2]."
+
+
+def test_an_abstentions_closest_passages_are_numbered_by_document() -> None:
+    # Two passages of one review were two cards, each with the review's name.
+    second = chunk("tanner-2021#5", "Clipping and shaving did not differ in the rate of infection.",
+                   "Preoperative hair removal to reduce surgical site infection", 2021, ["Main results"])  # fmt: skip
+    evidence = [*numbered("hair", "chlorhexidine"), Evidence(3, second, 0.5)]
+    nearest = nearest_passages("hair clipping and infection", evidence, 3)
+    assert [(c.n, c.doc_id) for c in nearest] == [
+        (1, "tanner-2021"),
+        (2, "darouiche-2010"),
+        (1, "tanner-2021"),
+    ]

@@ -51,6 +51,24 @@ def test_a_source_card_holds_every_cited_passage_of_its_document() -> None:
     assert "<mark>Mitochondria move.</mark>" in first
 
 
+def test_an_abstentions_closest_passages_of_one_document_share_a_card() -> None:
+    def near(n: int, doc_id: str, text: str) -> CitationOut:
+        return CitationOut(n=n, doc_id=doc_id, chunk_id=f"{doc_id}#{text[:4]}", title=doc_id, year=2011,
+                           section="Results", text=text, body=text, url=None, label=doc_id.title(),
+                           reference=doc_id)  # fmt: skip
+
+    answer = SimpleNamespace(
+        answer_id=8, question="OR humidity?", filters={}, abstained=True, searched_for=None, applied_filters=[],
+        unsupported_sentences=[], answer="I don't have adequate information.", citations=[], rating=None,
+        feedback_comment=None,
+        nearest=[near(1, "review", "Humidity was 40%."), near(2, "trial", "Air changes."), near(1, "review", "Dry air.")],
+    )  # fmt: skip
+    html = str(templates.env.get_template("_answer.html").module.answer_block(answer))  # type: ignore[attr-defined]
+    cards = re.findall(r'<li class="source" id="near-8-(\d+)"[^>]*>(.*?)</li>', html, re.DOTALL)
+    assert [n for n, _ in cards] == ["1", "2"]
+    assert cards[0][1].count("<blockquote") == 2 and "Review" in cards[0][1]
+
+
 def test_a_cited_table_is_drawn_as_rows_and_columns_with_the_quoted_row_marked() -> None:
     body = "Table 2. Antiemetic doses.\n| Drug | Dose |\n| --- | --- |\n| Ondansetron | 4 mg |\n| Droperidol | 1 mg |"
     table = cited_table(body, "| Droperidol | 1 mg |")

@@ -324,8 +324,13 @@ def citations_for(sentences: Sequence[Sentence], evidence: Sequence[Evidence]) -
 
 def nearest_passages(question: str, evidence: Sequence[Evidence], count: int) -> list[Citation]:
     """For an abstention: the `count` best-ranked passages, each marked where it comes closest to the
-    question. They do not answer it; they show the reader what the library holds nearby."""
-    return [_passage(item, [question]) for item in evidence[:count]]
+    question. They do not answer it; they show the reader what the library holds nearby. Numbered
+    by document in order of first rank, as citations are, so one document's passages show together."""
+    numbers: dict[str, int] = {}
+    return [
+        replace(_passage(item, [question]), n=numbers.setdefault(item.chunk.doc_id, len(numbers) + 1))
+        for item in evidence[:count]
+    ]
 
 
 def _citation(item: Evidence, citing: list[Sentence]) -> Citation:

@@ -102,7 +102,7 @@ function docTypeName(docType) {
 }
 
 // A cited source ([n] in the text points at it): one document with its cited passages inside; or,
-// `near`, an abstention's closest passage (unnumbered). As templates/_answer.html's source_card.
+// `near`, an abstention's closest passages of one document (unnumbered). As templates/_answer.html's source_card.
 function sourceCard(answerId, n, passages, near = false) {
   const first = passages[0];
   const summary = el("summary", {}, el("span", { class: "cite-title" }, first.label));
@@ -127,7 +127,7 @@ function sourceCard(answerId, n, passages, near = false) {
                     "data-reference": first.reference }, details);
 }
 
-// The citations as sources: those sharing a number are one document's passages.
+// The citations (or closest passages) as sources: those sharing a number are one document's passages.
 function sources(citations) {
   const byNumber = new Map();
   for (const cited of citations) byNumber.set(cited.n, [...(byNumber.get(cited.n) ?? []), cited]);
@@ -181,7 +181,8 @@ function answerBlock(answer) {
   if (answer.nearest.length) {  // as templates/_answer.html shows them
     article.append(el("section", { class: "nearest", "aria-label": "Closest passages" },
                       el("p", {}, NEAREST_NOTE),
-                      el("ul", { class: "citations" }, ...answer.nearest.map((c) => sourceCard(answer.answer_id, c.n, [c], true)))));
+                      el("ul", { class: "citations" },
+                         ...sources(answer.nearest).map(([n, passages]) => sourceCard(answer.answer_id, n, passages, true)))));
   }
   if (answer.citations.length) {  // as templates/_answer.html offers it
     article.append(el("p", { class: "copy" }, el("button", { type: "button", class: "link copy-answer" }, "Copy with references"),
