@@ -66,15 +66,24 @@ def test_what_it_cannot_write_is_named(tmp_path: Path) -> None:
     assert unwritable(tmp_path) == f"no {WEIGHTS_FILE}"
 
 
-def test_weights_of_another_architecture_are_named(tmp_path: Path) -> None:
+def test_weights_named_otherwise_are_not_written(tmp_path: Path) -> None:
+    # A task model's encoder under a "bert." prefix: torch's loader reads it, the writer does not.
     from safetensors.numpy import save_file
 
     shutil.copy2(minilm_path() / "config.json", tmp_path / "config.json")
-    save_file({"encoder.block.0.weight": np.zeros((2, 2), dtype=np.float32)}, str(tmp_path / WEIGHTS_FILE))
-    with pytest.raises(
-        EmbeddingError, match=re.escape("no tensor 'embeddings.word_embeddings.weight': not a BERT encoder")
-    ):
-        write_bert_graph(tmp_path, tmp_path / "out.onnx")
+    save_file(
+        {"bert.embeddings.word_embeddings.weight": np.zeros((2, 2), dtype=np.float32)},
+        str(tmp_path / WEIGHTS_FILE),
+    )
+    assert unwritable(tmp_path) == "its weights hold no 'embeddings.word_embeddings.weight'"
+
+
+def test_a_broken_weights_file_is_named_in_one_line(tmp_path: Path) -> None:
+    shutil.copy2(minilm_path() / "config.json", tmp_path / "config.json")
+    (tmp_path / WEIGHTS_FILE).write_bytes(b"not weights")
+    with pytest.raises(EmbeddingError, match=re.escape(f"cannot read {tmp_path / WEIGHTS_FILE}")) as error:
+        unwritable(tmp_path)
+    assert "\n" not in str(error.value)
 
 
 @pytest.fixture

@@ -13,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from evidenceqa.embeddings.base import EmbeddingError
+from evidenceqa.embeddings.base import EmbeddingError, one_line
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT = "last_hidden_state"
 # LayerNormalization is a single ONNX op from opset 17, which ONNX Runtime supports.
 OPSET = 17
 WEIGHTS_FILE = "model.safetensors"
+_FIRST_WEIGHT = "embeddings.word_embeddings.weight"
 
 
 def unwritable(model_dir: Path) -> str | None:
@@ -35,7 +36,15 @@ def unwritable(model_dir: Path) -> str | None:
             return f"its {key} is {config[key]!r}, not {value!r}"
     if not (model_dir / WEIGHTS_FILE).is_file():
         return f"no {WEIGHTS_FILE}"
-    return None
+    from safetensors import safe_open
+
+    # A task model's encoder sits under a prefix ("bert."), which torch's loader strips and this does not.
+    try:
+        with safe_open(str(model_dir / WEIGHTS_FILE), framework="np") as weights:
+            names = set(weights.keys())
+    except Exception as e:  # a truncated or foreign file: say which one
+        raise EmbeddingError(f"cannot read {model_dir / WEIGHTS_FILE}: {one_line(e)}") from e
+    return None if _FIRST_WEIGHT in names else f"its weights hold no {_FIRST_WEIGHT!r}"
 
 
 def write_bert_graph(model_dir: Path, out_file: Path) -> None:
