@@ -105,7 +105,7 @@ def _one(answerer: Answerer, question: str, filters: Filters, k: int | None, cac
     else:
         catalogue = answerer.retriever.catalogue
         cited = [c.doc_id for c in answer.citations]
-        labels = document_labels(catalogue, ((c.doc_id, c.text) for c in answer.citations))
+        labels = document_labels(catalogue, ((c.doc_id, c.title, c.text) for c in answer.citations))
         _print_answer(answer, labels, catalogue.superseded_by(cited))
 
 
@@ -126,8 +126,7 @@ def _print_answer(answer: Answer, labels: dict[str, str], replaced: dict[str, Su
     for n, passages in answer.sources():
         first = passages[0]
         kind = type_name(first.evidence_type) or ""
-        label = labels.get(first.doc_id) or first.title or first.doc_id
-        where = " — ".join(x for x in (label, str(first.year or ""), kind) if x)
+        where = " — ".join(x for x in (labels[first.doc_id], str(first.year or ""), kind) if x)
         out.print(Text.assemble("\n", (f"[{n}]", "bold"), " ", where), soft_wrap=True)
         if successor := replaced.get(first.doc_id):
             out.print(f"    superseded by {successor.label()}", style="yellow", highlight=False)

@@ -34,14 +34,15 @@ def labelled(label: str, style: str, message: str) -> Text:
     return Text.assemble((f"{label}:", style), " ", message)
 
 
-def document_labels(catalogue: Catalogue, passages: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """What a reader calls each (doc_id, passage)'s document, as the web app and MCP name it: its
-    title, or for a title-less PubMed abstract its kind and topics, never a bare id when there is more."""
+def document_labels(catalogue: Catalogue, passages: Iterable[tuple[str, str | None, str]]) -> dict[str, str]:
+    """What a reader calls the document of each (doc_id, title, passage), as the web app and MCP name
+    it: its title, or for a title-less PubMed abstract its kind and topics, never a bare id when
+    there is more. A document gone from the library is named by the title it was found with."""
     passages = list(passages)
-    documents = catalogue.document_metadata(doc_id for doc_id, _ in passages)
+    documents = catalogue.document_metadata(doc_id for doc_id, _, _ in passages)
     return {
-        doc_id: (documents.get(doc_id) or Document(doc_id=doc_id)).label(passage)
-        for doc_id, passage in reversed(passages)  # the first passage of a document names it
+        doc_id: (documents.get(doc_id) or Document(doc_id=doc_id, title=title)).label(passage)
+        for doc_id, title, passage in reversed(passages)  # the first passage of a document names it
     }
 
 

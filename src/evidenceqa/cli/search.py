@@ -127,7 +127,8 @@ def search(
             return
         assert question is not None  # exactly one of a question and --queries, checked above
         response = run(question)
-        labels = document_labels(engine.catalogue, ((r.chunk.doc_id, r.chunk.body) for r in response.results))
+        found = [(r.chunk.doc_id, r.chunk.title, r.chunk.body) for r in response.results]
+        labels = document_labels(engine.catalogue, found)
     if json_output:
         print(json.dumps(response.to_dict(), ensure_ascii=False, indent=1))
     else:
@@ -183,7 +184,7 @@ def _print_response(response: SearchResponse, labels: dict[str, str]) -> None:
     table = Table("#", "Score", "Year", "Document / section", "Passage", show_lines=True)
     for r in response.results:
         kind = type_name(r.chunk.evidence_type)
-        where = f"{labels.get(r.chunk.doc_id) or r.chunk.doc_id}\n{' > '.join(r.chunk.section_path)}" + (
+        where = f"{labels[r.chunk.doc_id]}\n{' > '.join(r.chunk.section_path)}" + (
             f"\n{kind}" if kind else ""
         )
         if r.superseded_by:
