@@ -219,6 +219,16 @@ def test_search_and_ask_filter_by_evidence_type_and_name_a_wrong_one(sample_home
     )
 
 
+def test_an_abstention_shows_the_closest_passages_as_the_chat_does(sample_home):
+    # The CLI said only "I don't have adequate information…"; the chat also shows what lies nearby.
+    asked = run(sample_home, "ask", "What humidity should an operating room have?")
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.startswith("I don't have adequate information to answer this question.")
+    after = asked.stdout.split("The closest passages the library holds. They do not answer the question.")[1]
+    assert re.search(r'^- .+\n    (?:.+: )?".+"$', after, re.MULTILINE), after
+    assert "[1]" not in asked.stdout  # unnumbered: nothing cites them
+
+
 def test_search_document_level_returns_overviews_only(sample_home):
     result = run(sample_home, "search", "MRSA infection", "--json", "--level", "document", "--k", "5")
     levels = {r["hierarchy_level"] for r in json.loads(result.stdout)["results"]}

@@ -15,6 +15,8 @@ from evidenceqa.records import Sentence, Usage
 
 # The seed's words, exactly: clinicians and the analytics recognise an abstention by them.
 ABSTAIN_MESSAGE = "I don't have adequate information to answer this question."
+# Above an abstention's closest passages (Answer.nearest), wherever they are shown.
+NEAREST_NOTE = "The closest passages the library holds. They do not answer the question."
 
 
 # Sent through `on_delta` when a generator gives up after streaming part of an answer and a stand-in

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from evidenceqa import DISCLAIMER
 from evidenceqa.answer import GenerationError
-from evidenceqa.answer.base import DISCARD_STREAMED
+from evidenceqa.answer.base import DISCARD_STREAMED, NEAREST_NOTE
 from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import (
@@ -32,7 +32,7 @@ from evidenceqa.cli.search import open_engine, read_queries
 from evidenceqa.evidence_types import type_name
 from evidenceqa.index.base import Filters
 from evidenceqa.library.versions import Successor
-from evidenceqa.records import Answer
+from evidenceqa.records import Answer, Citation, by_source_number
 from evidenceqa.retrieval.question import QuestionError
 
 
@@ -104,9 +104,9 @@ def _one(answerer: Answerer, question: str, filters: Filters, k: int | None, cac
         print(json.dumps(answer.to_row(), ensure_ascii=False, indent=1))
     else:
         catalogue = answerer.retriever.catalogue
-        cited = [c.doc_id for c in answer.citations]
-        labels = document_labels(catalogue, ((c.doc_id, c.title, c.text) for c in answer.citations))
-        _print_answer(answer, labels, catalogue.superseded_by(cited))
+        shown = answer.shown_passages()
+        labels = document_labels(catalogue, ((c.doc_id, c.title, c.text) for c in shown))
+        _print_answer(answer, labels, catalogue.superseded_by(c.doc_id for c in shown))
 
 
 def _print_delta(text: str) -> None:
@@ -121,18 +121,29 @@ def _print_delta(text: str) -> None:
     sys.stdout.flush()
 
 
+def _print_source(
+    mark: Text, passages: list[Citation], labels: dict[str, str], replaced: dict[str, Successor]
+) -> None:
+    """One document: its mark ("[2] "), name, year and kind, then each passage quoted under its section."""
+    first = passages[0]
+    kind = type_name(first.evidence_type) or ""
+    where = " — ".join(x for x in (labels[first.doc_id], str(first.year or ""), kind) if x)
+    out.print(Text.assemble("\n", mark, where), soft_wrap=True)
+    if successor := replaced.get(first.doc_id):
+        out.print(f"    superseded by {successor.label()}", style="yellow", highlight=False)
+    for citation in passages:
+        section = f"{citation.section}: " if citation.section else ""
+        out.print(f'    {section}"{citation.text}"', highlight=False, soft_wrap=True)
+
+
 def _print_answer(answer: Answer, labels: dict[str, str], replaced: dict[str, Successor]) -> None:
     print()
     for n, passages in answer.sources():
-        first = passages[0]
-        kind = type_name(first.evidence_type) or ""
-        where = " — ".join(x for x in (labels[first.doc_id], str(first.year or ""), kind) if x)
-        out.print(Text.assemble("\n", (f"[{n}]", "bold"), " ", where), soft_wrap=True)
-        if successor := replaced.get(first.doc_id):
-            out.print(f"    superseded by {successor.label()}", style="yellow", highlight=False)
-        for citation in passages:
-            section = f"{citation.section}: " if citation.section else ""
-            out.print(f'    {section}"{citation.text}"', highlight=False, soft_wrap=True)
+        _print_source(Text.assemble((f"[{n}]", "bold"), " "), passages, labels, replaced)
+    if answer.nearest:  # an abstention: what the library holds nearby, unnumbered, as the chat shows it
+        out.print(f"\n{NEAREST_NOTE}", style="dim")
+        for _, passages in by_source_number(answer.nearest):
+            _print_source(Text("- "), passages, labels, replaced)
     if answer.unsupported:
         err.print(
             f"{answer.unsupported} sentence(s) could not be tied to their cited evidence", style="yellow"

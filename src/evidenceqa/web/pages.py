@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader
 from starlette.concurrency import run_in_threadpool
 
 from evidenceqa import DISCLAIMER, evidence_types
+from evidenceqa.answer.base import NEAREST_NOTE
 from evidenceqa.documents import doc_type_name
 from evidenceqa.store import User, accounts, conversations, restricted_collections
 from evidenceqa.web.auth import (
@@ -71,6 +72,7 @@ def _environment() -> Environment:
     # A file's name without its folders: where a server keeps its data is not the clinicians' business.
     env.filters["file_name"] = lambda path: Path(str(path)).name
     env.globals["disclaimer"] = DISCLAIMER
+    env.globals["nearest_note"] = NEAREST_NOTE
     return env
 
 

@@ -134,7 +134,7 @@ function sources(citations) {
   return [...byNumber].sort(([a], [b]) => a - b);
 }
 
-const NEAREST_NOTE = "The closest passages the library holds. They do not answer the question.";
+const NEAREST_NOTE = "The closest passages the library holds. They do not answer the question.";  // answer.base.NEAREST_NOTE
 
 // A form of templates/_answer.html (feedback, gap report) for one answer, its comment box labelled.
 function answerForm(templateId, answerId, prefix) {
