@@ -17,7 +17,6 @@ from rich.text import Text
 from evidenceqa import evidence_types
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig
 from evidenceqa.config import Settings
-from evidenceqa.documents import Document
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.text import markdown
@@ -39,11 +38,9 @@ def document_labels(catalogue: Catalogue, passages: Iterable[tuple[str, str | No
     it: its title, or for a title-less PubMed abstract its kind and topics, never a bare id when
     there is more. A document gone from the library is named by the title it was found with."""
     passages = list(passages)
-    documents = catalogue.document_metadata(doc_id for doc_id, _, _ in passages)
-    return {
-        doc_id: (documents.get(doc_id) or Document(doc_id=doc_id, title=title)).label(passage)
-        for doc_id, title, passage in reversed(passages)  # the first passage of a document names it
-    }
+    documents = catalogue.documents_as_found((doc_id, title) for doc_id, title, _ in passages)
+    # The first passage of a document names it.
+    return {doc_id: documents[doc_id].label(passage) for doc_id, _, passage in reversed(passages)}
 
 
 def settings_of(ctx: typer.Context) -> Settings:

@@ -292,6 +292,15 @@ class Catalogue:
                 found[document.doc_id] = document
         return found
 
+    def documents_as_found(self, found: Iterable[tuple[str, str | None]]) -> dict[str, Document]:
+        """The (doc_id, title) pairs' documents by id, without sections; one gone from the library
+        stands in as the title it was found with, so a citation is still named."""
+        found = list(found)
+        documents = self.document_metadata(doc_id for doc_id, _ in found)
+        return {
+            doc_id: documents.get(doc_id) or Document(doc_id=doc_id, title=title) for doc_id, title in found
+        }
+
     def iter_documents(self, collection: str | None = None) -> Iterator[Document]:
         sql = "SELECT data FROM documents"
         args: tuple[str, ...] = ()

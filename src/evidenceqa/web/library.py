@@ -19,7 +19,7 @@ from typing import ParamSpec, TypeVar
 from evidenceqa.answer.engine import Engine
 from evidenceqa.answer.pipeline import Answerer
 from evidenceqa.config import Settings
-from evidenceqa.documents import Document, http_url
+from evidenceqa.documents import http_url
 from evidenceqa.evidence_types import type_name
 from evidenceqa.index.base import Filters
 from evidenceqa.library.catalogue import Catalogue
@@ -170,13 +170,12 @@ def cited_passages(catalogue: Catalogue, citations: Sequence[Citation]) -> list[
     """Each citation with the chunk it quotes (for highlighting in context), and what a source card
     shows of its document: a label, venue, kind, DOI and link."""
     chunks = catalogue.get_chunks([c.chunk_id for c in citations])
-    documents = catalogue.document_metadata(c.doc_id for c in citations)
+    documents = catalogue.documents_as_found((c.doc_id, c.title) for c in citations)
     replaced = catalogue.superseded_by(c.doc_id for c in citations)  # as the library stands now
     shown = []
     for c in citations:
         body = chunks[c.chunk_id].body if c.chunk_id in chunks else None
-        # A document gone from the library is still named by what the answer recorded of it.
-        document = documents.get(c.doc_id) or Document(doc_id=c.doc_id, title=c.title)
+        document = documents[c.doc_id]  # one gone from the library: what the answer recorded of it
         doi = document.doi.strip() if document.doi and document.doi.strip() else None
         url = http_url(document.url) or (f"https://doi.org/{doi}" if doi else None)
         kind = c.evidence_type or document.evidence_type  # an answer recorded before types existed
