@@ -32,9 +32,9 @@ from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import gaps, machine
 from evidenceqa.bench.answers import evaluate, halves, samples
 from evidenceqa.bench.retrieval import read_questions
-from evidenceqa.config import load_settings
 from evidenceqa.jsonl import read_rows
 from evidenceqa.retrieval.retriever import FIXED_ALPHA
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 BENCHMARKS = Path("../shared/data/benchmarks")

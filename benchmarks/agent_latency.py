@@ -28,7 +28,7 @@ from search_latency import percentile, question_arguments, write_record
 
 from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
-from evidenceqa.config import load_settings
+from evidenceqa.settings import load_settings
 from evidenceqa.store import create_api_token, list_users, open_store
 from evidenceqa.text import markdown
 

@@ -23,9 +23,9 @@ from search_latency import WARM_UP, percentile, question_arguments
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
-from evidenceqa.config import load_settings
 from evidenceqa.index.base import Filters, Hit
 from evidenceqa.index.lancedb import LanceDBBackend
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 DEPTH = 100

@@ -26,7 +26,7 @@ from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
 from evidenceqa.bench.answers import score_sources, source_shares
 from evidenceqa.bench.retrieval import question_filters, read_questions
-from evidenceqa.config import load_settings
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 MAYBE = {"mixed": "maybe", "unclear": "maybe"}

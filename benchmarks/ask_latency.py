@@ -20,7 +20,7 @@ from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
-from evidenceqa.config import load_settings
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 STAGES = ("parse", "embed", "search", "fetch", "generate", "check", "total")

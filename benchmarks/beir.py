@@ -35,12 +35,12 @@ from evidenceqa.bench.beir import (
 )
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import load_settings
 from evidenceqa.documents import Document
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.loaders import load
 from evidenceqa.retrieval.retriever import SearchMode
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 MODES: tuple[SearchMode, ...] = ("bm25", "dense", "hybrid")

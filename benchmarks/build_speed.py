@@ -30,10 +30,10 @@ from simulated_vectors import fill
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings, load_settings
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.loaders import iter_files
+from evidenceqa.settings import Settings, load_settings
 from evidenceqa.text import markdown
 
 

@@ -42,8 +42,8 @@ from typing import Any
 from embedding_speed import paragraphs
 
 from evidenceqa.bench import machine
-from evidenceqa.config import load_settings
 from evidenceqa.embeddings import OpenAIEmbedder
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 DIM = 384  # all-MiniLM-L6-v2's, so responses are the size the default model's would be

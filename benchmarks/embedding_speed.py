@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from evidenceqa.bench import machine
-from evidenceqa.config import load_settings
 from evidenceqa.embeddings import (
     MINILM_ONNX_ID,
     OnnxEmbedder,
@@ -40,6 +39,7 @@ from evidenceqa.embeddings.onnx import (
     write_manifest,
 )
 from evidenceqa.embeddings.workers import WorkerEmbedder, usable_cpus
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 BATCH = OnnxEmbedder.BATCH_SIZE  # what ingest uses unless embed_batch_size says otherwise

@@ -45,7 +45,6 @@ from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
 from evidenceqa.bench.metrics import Ranked, gold_positions, score
 from evidenceqa.bench.retrieval import Question, read_questions
-from evidenceqa.config import Settings, load_settings
 from evidenceqa.index import open_backend
 from evidenceqa.index.base import Filters, Hit, SearchBackend
 from evidenceqa.index.lancedb import LanceDBBackend, filter_sql
@@ -53,6 +52,7 @@ from evidenceqa.library.index_sync import space_name
 from evidenceqa.retrieval.fusion import Fusion, hybrid_search
 from evidenceqa.retrieval.question import clean_question
 from evidenceqa.retrieval.retriever import Retriever
+from evidenceqa.settings import Settings, load_settings
 from evidenceqa.text import markdown
 
 K = 10

@@ -22,9 +22,9 @@ from typing import Any
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
-from evidenceqa.config import load_settings
 from evidenceqa.retrieval.followup import FollowUps, catalogue_rarity
 from evidenceqa.retrieval.retriever import Retriever
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 WAYS = ("as asked", "previous + follow-up", "resolved")

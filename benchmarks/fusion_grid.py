@@ -49,10 +49,10 @@ from evidenceqa.bench.fusion import (
 )
 from evidenceqa.bench.metrics import Ranked
 from evidenceqa.bench.retrieval import Question, read_questions
-from evidenceqa.config import load_settings
 from evidenceqa.index.base import Hit
 from evidenceqa.retrieval.fusion import Fusion, dense_weights, fuse
 from evidenceqa.retrieval.retriever import FIXED_ALPHA, Retriever
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 # (keyword, dense) temperatures of score-distribution fusion tried; BM25 scores are per unit of

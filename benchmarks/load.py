@@ -50,7 +50,7 @@ from sqlalchemy import select
 
 from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
-from evidenceqa.config import load_settings
+from evidenceqa.settings import load_settings
 from evidenceqa.store import create_user, open_store
 from evidenceqa.store.models import AnswerRecord, Feedback
 from evidenceqa.text import markdown

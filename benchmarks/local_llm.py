@@ -40,8 +40,8 @@ from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
 from evidenceqa.bench.answers import score_answer
 from evidenceqa.bench.retrieval import question_filters, read_questions
-from evidenceqa.config import load_settings
 from evidenceqa.records import Answer
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 ALIAS = "smollm2-135m-instruct"

@@ -28,9 +28,9 @@ from evidenceqa.bench import machine
 from evidenceqa.bench.fusion import reciprocal_ranks
 from evidenceqa.bench.metrics import Ranked
 from evidenceqa.bench.retrieval import Question, read_questions
-from evidenceqa.config import load_settings
 from evidenceqa.index.base import Hit
 from evidenceqa.retrieval.rerank import CrossEncoder, blend
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 DEPTHS = (5, 10, 20, 30)

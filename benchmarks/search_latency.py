@@ -24,8 +24,8 @@ from typing import Any
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
-from evidenceqa.config import load_settings
 from evidenceqa.index.base import Filters
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 WARM_UP = 10

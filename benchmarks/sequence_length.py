@@ -29,10 +29,10 @@ from evidenceqa.bench import machine
 from evidenceqa.bench.metrics import Ranked, gold_positions, score
 from evidenceqa.bench.retrieval import Question, read_questions
 from evidenceqa.chunking import Chunk
-from evidenceqa.config import load_settings
 from evidenceqa.embeddings import MINILM_ONNX_ID, OnnxEmbedder, export_onnx, load_embedder, minilm_path
 from evidenceqa.index.base import CONTENT_LEVELS
 from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 SAMPLE = 1000  # chunks timed at each length

@@ -30,11 +30,11 @@ import numpy as np
 
 from evidenceqa.bench import machine
 from evidenceqa.bench.retrieval import read_questions
-from evidenceqa.config import load_settings
 from evidenceqa.documents import Chunk
 from evidenceqa.embeddings import CachedEmbedder, Embedder, EmbeddingCache, cache_path, load_embedder
 from evidenceqa.embeddings.cache import content_hash
 from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 from evidenceqa.text.sentences import split_sentences
 

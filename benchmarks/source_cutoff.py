@@ -30,8 +30,8 @@ from evidenceqa.answer.pipeline import Pending
 from evidenceqa.bench import machine
 from evidenceqa.bench.answers import score_answer, score_sources, source_shares
 from evidenceqa.bench.retrieval import Question, question_filters, read_questions
-from evidenceqa.config import load_settings
 from evidenceqa.records import Answer
+from evidenceqa.settings import load_settings
 from evidenceqa.text import markdown
 
 CUTOFFS = (0.8, 0.85, 0.9, 0.925, 0.95, 0.975, 1.0)

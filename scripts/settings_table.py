@@ -1,4 +1,5 @@
-"""Where each setting lives: every field of `Settings`, its default, and the packages that read it.
+"""Where each setting lives: every field of `Settings`, its default, the options class that declares
+it, and the packages that read it.
 
 Read from the source: `….settings.NAME` or `settings.NAME` attribute reads, and names listed in a
 `…_SETTINGS` tuple (the answer cache's key), so the table in docs/architecture.md is regenerated,
@@ -9,13 +10,29 @@ Run: .venv/bin/python scripts/settings_table.py
 from __future__ import annotations
 
 import ast
+import inspect
 from collections import defaultdict
 from pathlib import Path
 
-from evidenceqa.config import Settings
+from pydantic import BaseModel
+
+from evidenceqa.settings import Settings
 from evidenceqa.text import markdown
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "evidenceqa"
+# The table reads as the pipeline: options of the lower layers first (docs/architecture.md).
+STAGES = (
+    "home",
+    "loaders",
+    "chunking",
+    "store",
+    "embeddings",
+    "index",
+    "retrieval",
+    "answer",
+    "analytics",
+    "web",
+)
 
 
 def readers() -> dict[str, set[str]]:
@@ -24,7 +41,7 @@ def readers() -> dict[str, set[str]]:
     derived = _properties()
     found: dict[str, set[str]] = defaultdict(set)
     for path in SRC.rglob("*.py"):
-        if path.name == "config.py" or "migrations" in path.parts:
+        if "migrations" in path.parts:
             continue
         relative = path.relative_to(SRC)
         where = relative.parts[0] if len(relative.parts) > 1 else relative.stem
@@ -41,17 +58,36 @@ def readers() -> dict[str, set[str]]:
     return found
 
 
+def owner(name: str) -> type[BaseModel]:
+    """The options class that declares field `name` (the component it belongs to)."""
+    return next(c for c in Settings.__mro__ if name in getattr(c, "__annotations__", {}))
+
+
+def _stage(cls: type) -> tuple[int, int]:
+    return STAGES.index(cls.__module__.split(".")[1]), len(cls.__mro__)
+
+
+def _options_classes() -> list[type[BaseModel]]:
+    return [
+        c for c in Settings.__mro__ if issubclass(c, BaseModel) and c.__module__.startswith("evidenceqa.")
+    ]
+
+
 def _properties() -> dict[str, set[str]]:
-    """Each property of Settings (`models_path`, …) → the fields it is computed from."""
-    tree = ast.parse((SRC / "config.py").read_text(encoding="utf-8"))
-    return {
-        node.name: {
-            a.attr for a in ast.walk(node) if isinstance(a, ast.Attribute) and a.attr in Settings.model_fields
-        }
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef)
-        and any(getattr(d, "id", "") == "property" for d in node.decorator_list)
-    }
+    """Each property of an options class (`models_path`, …) → the fields it is computed from."""
+    found: dict[str, set[str]] = {}
+    for cls in _options_classes():
+        tree = ast.parse(inspect.getsource(cls))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and any(
+                getattr(d, "id", "") == "property" for d in node.decorator_list
+            ):
+                found[node.name] = {
+                    a.attr
+                    for a in ast.walk(node)
+                    if isinstance(a, ast.Attribute) and a.attr in Settings.model_fields
+                }
+    return found
 
 
 def _is_settings(value: ast.expr) -> bool:
@@ -70,9 +106,13 @@ def default(name: str) -> str:
 
 def main() -> None:
     read = readers()
-    rows = [(f"`{name}`", default(name), ", ".join(f"`{p}`" for p in sorted(read.get(name, ()))) or "**nothing**")
-            for name in Settings.model_fields]  # fmt: skip
-    print(markdown.table(("Setting", "Default", "Read by"), rows), end="")
+    rows = []
+    for cls in sorted(_options_classes()[1:], key=_stage):  # [0] is Settings: it declares none
+        for name in cls.__annotations__:
+            if name in Settings.model_fields and owner(name) is cls:
+                readers_of = ", ".join(f"`{p}`" for p in sorted(read.get(name, ()))) or "**nothing**"
+                rows.append((f"`{name}`", default(name), f"`{cls.__module__}.{cls.__name__}`", readers_of))
+    print(markdown.table(("Setting", "Default", "Declared in", "Read by"), rows), end="")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ import pytest
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
+from evidenceqa.settings import Settings
 from tests.skips import unavailable
 
 if TYPE_CHECKING:  # the redis extra: imported by the fixtures that start a server

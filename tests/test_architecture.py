@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # Lowest first. The store sits low on purpose: it keeps answers, accounts and feedback, and needs
 # nothing of search or answering to do so (the record types it stores are in `records`).
 LAYERS: list[set[str]] = [
-    {"(root)", "config", "documents", "jsonl", "records", "registry", "text"},
+    {"(root)", "documents", "home", "jsonl", "records", "registry", "text"},
     {"evidence_types"},  # reads a Document; loaders may state a type, so it sits below them
     {"loaders", "chunking", "store"},
     {"embeddings", "index"},
@@ -27,7 +27,8 @@ LAYERS: list[set[str]] = [
     {"answer"},
     {"analytics", "curation", "adapt"},
     {"bench", "web"},
-    {"cli"},
+    {"settings"},  # composes every component's options: the composition root of the shells below
+    {"asgi", "cli"},
     {"__main__"},
 ]
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
@@ -107,6 +108,7 @@ def test_imports_point_down_only() -> None:
         ("evidenceqa.store.review", "evidenceqa.curation.candidates", True),
         ("evidenceqa.index.lancedb", "evidenceqa.retrieval.fusion", True),
         ("evidenceqa.web.dashboard", "evidenceqa.bench.plots", True),  # same layer
+        ("evidenceqa.retrieval.retriever", "evidenceqa.settings", True),  # options come from below
         ("evidenceqa.retrieval.temporal", "evidenceqa.index.base", False),
         ("evidenceqa.web.api", "evidenceqa.records", False),
     ],
@@ -130,7 +132,22 @@ def test_the_web_app_loads_no_cli_plotting_or_training_code() -> None:
     assert not any(m.startswith("evidenceqa.cli") for m in loaded)
 
 
+def test_a_worker_process_loads_no_cli_code() -> None:
+    loaded = loaded_after("import evidenceqa.asgi")
+    assert "evidenceqa.web.app" in loaded
+    assert not any(m.split(".")[0] == "typer" or m.startswith("evidenceqa.cli") for m in loaded)
+
+
 def test_the_store_loads_no_search_answering_or_embedding_code() -> None:
-    loaded = loaded_after("import evidenceqa.store")
+    loaded = loaded_after("from evidenceqa.store import Store, open_store, record_exchange, start_session")
     ours = {m for m in loaded if m.startswith("evidenceqa.")}
-    assert {m.split(".")[1] for m in ours} <= {"config", "records", "registry", "store", "text"}
+    assert "evidenceqa.store.conversations" in ours  # the names the package exports were loaded
+    assert {m.split(".")[1] for m in ours} <= {"home", "records", "registry", "store", "text"}
+
+
+def test_settings_compose_every_option_without_the_web_extra() -> None:
+    """The core installs no SQLAlchemy, FastAPI or matplotlib: the options of the store, the web app
+    and the pilot report are declared apart from the code that needs them."""
+    loaded = loaded_after("from evidenceqa.settings import Settings; Settings()")
+    heavy = {"sqlalchemy", "alembic", "fastapi", "starlette", "matplotlib", "lancedb", "onnxruntime"}
+    assert {m.split(".")[0] for m in loaded} & heavy == set()

@@ -11,9 +11,9 @@ from evidenceqa.chunking import (
     pack_paragraphs,
     stats_of_chunks,
 )
-from evidenceqa.config import Settings
 from evidenceqa.documents import Document, Paragraph, Section
 from evidenceqa.loaders import load
+from evidenceqa.settings import Settings
 
 SENTENCE = "Surgical site infection is reduced by chlorhexidine skin preparation before incision."
 

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from evidenceqa.answer.engine import Engine
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.web.simulate import log_in
 from tests.web.test_browser import _free_port, _read_until, _wait_healthy, first_admin_password
 

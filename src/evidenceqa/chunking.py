@@ -19,13 +19,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
-from typing import TYPE_CHECKING
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 from evidenceqa.documents import Chunk, Document, HierarchyLevel, Paragraph, normalize_space, sha256_text
 from evidenceqa.text.sentences import ends_sentence, split_sentences
-
-if TYPE_CHECKING:
-    from evidenceqa.config import Settings
 
 # Bump when the cutting rules change, so re-ingest re-chunks documents made under the old rules.
 CHUNKER_VERSION = 2
@@ -36,15 +35,29 @@ _BULLET = re.compile(r"\s(?=[-•]\s)")
 _TAIL_WORDS = 12
 
 
+ChunkStrategy = Literal["fixed-size", "section", "hybrid", "hierarchical", "hierarchical-paragraphs"]
+
+
+class ChunkingOptions(BaseModel):
+    chunk_strategy: ChunkStrategy = "hierarchical-paragraphs"
+    # ~180 words plus the title/section prefix stays within MiniLM's 256 word pieces.
+    chunk_max_words: int = Field(180, ge=20, le=2000)
+    fixed_chunk_words: int = Field(512, ge=20, le=4000)
+    overview_max_words: int = Field(2000, ge=50, le=10000)
+
+
+_DEFAULT = ChunkingOptions()
+
+
 @dataclass(frozen=True)
 class ChunkingConfig:
-    strategy: str = "hierarchical-paragraphs"
-    max_words: int = 180
-    fixed_words: int = 512
-    overview_max_words: int = 2000
+    strategy: str = _DEFAULT.chunk_strategy
+    max_words: int = _DEFAULT.chunk_max_words
+    fixed_words: int = _DEFAULT.fixed_chunk_words
+    overview_max_words: int = _DEFAULT.overview_max_words
 
     @classmethod
-    def of(cls, settings: Settings, strategy: str | None = None) -> ChunkingConfig:
+    def of(cls, settings: ChunkingOptions, strategy: str | None = None) -> ChunkingConfig:
         """The chunking the settings describe, with `strategy` (if given) instead of theirs."""
         return cls(
             strategy=strategy or settings.chunk_strategy,

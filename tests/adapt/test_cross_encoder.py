@@ -13,10 +13,10 @@ import pytest
 from evidenceqa.adapt import Triplet
 from evidenceqa.adapt.cross_encoder import OTHER_POSITIVES, candidate_groups, encode_pairs
 from evidenceqa.answer.engine import Engine
-from evidenceqa.config import Settings
 from evidenceqa.embeddings.sentence_transformers import minilm_path
 from evidenceqa.index.base import Hit
 from evidenceqa.retrieval.rerank import CrossEncoder, RerankerError, blend
+from evidenceqa.settings import Settings
 from tests.cli.test_cli import MODELS, run
 from tests.conftest import SAMPLE
 

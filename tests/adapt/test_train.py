@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from evidenceqa.adapt import MANIFEST, TrainConfig, Triplet, train
-from evidenceqa.config import Settings
 from evidenceqa.embeddings import SentenceTransformerEmbedder, load_embedder, minilm_path
+from evidenceqa.settings import Settings
 
 TRIPLETS = [
     Triplet("question", "What are the treatments for gout ?", "Gout is treated with colchicine and NSAIDs.",

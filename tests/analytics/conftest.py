@@ -9,7 +9,7 @@ import pytest
 from argon2 import PasswordHasher
 
 from evidenceqa.answer.engine import Engine
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import accounts
 from tests.analytics.home import build_home
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from evidenceqa.answer.abstain import FEATURES, Abstainer
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
+from evidenceqa.settings import Settings
 from evidenceqa.web import simulate
 
 DOCS = [

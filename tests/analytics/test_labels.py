@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evidenceqa.config import Settings
 from evidenceqa.records import Answer, Usage
+from evidenceqa.settings import Settings
 from evidenceqa.store import (
     InvalidCategory,
     NotFound,

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from evidenceqa.analytics.report import build_report, report_markdown
 from evidenceqa.cli import app
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import create_user, open_store, record_lookup
 from evidenceqa.web.simulate import Simulation
 from tests.analytics.home import MELATONIN, OTITIS, PILOT, TXA_SINCE, run_pilot

@@ -9,9 +9,9 @@ import pytest
 
 from evidenceqa.answer.base import Evidence
 from evidenceqa.answer.extractive import ExtractiveGenerator
-from evidenceqa.config import Settings
 from evidenceqa.documents import Chunk
 from evidenceqa.embeddings import CachedEmbedder, load_embedder
+from evidenceqa.settings import Settings
 
 CHLORHEXIDINE = (
     "Preoperative skin antisepsis with chlorhexidine-alcohol was superior to povidone-iodine for "

@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from pydantic import SecretStr
 
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 
 HOLD_S = 10.0
 _OPENAI_PATH = "/v1/chat/completions"

@@ -19,8 +19,8 @@ from evidenceqa.answer.cache import (
     settings_fingerprint,
 )
 from evidenceqa.answer.redis_cache import RedisCache
-from evidenceqa.config import Settings, load_settings
 from evidenceqa.index.base import Filters
+from evidenceqa.settings import Settings, load_settings
 from tests.store.redis_server import free_port
 
 ANSWER = {"answer": "Yes, at 0.05 % [1].", "citations": [{"n": 1, "doc_id": "d1"}], "abstained": False}

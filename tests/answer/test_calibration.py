@@ -20,9 +20,9 @@ from evidenceqa.answer.calibration import (
 )
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.retrieval.retriever import SearchResponse, SearchResult
+from evidenceqa.settings import Settings
 from tests.answer.evidence import chunk
 from tests.answer.library import abstracts
 

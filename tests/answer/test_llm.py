@@ -12,9 +12,9 @@ import pytest
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError
 from evidenceqa.answer.llm import LLMGenerator, build_llm_generator, is_abstention
 from evidenceqa.answer.prompt import SYSTEM_PROMPT
-from evidenceqa.config import Settings
 from evidenceqa.documents import Chunk
 from evidenceqa.records import Usage
+from evidenceqa.settings import Settings
 from tests.answer.openai_server import OpenAIServer, Reply, answer, failure
 
 KEY = "sk-test-secret-123"

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from evidenceqa.answer.engine import Engine
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from tests.conftest import REPO, indexed_engine
 
 # Only a copy of each gold document is in the library: every hit is right only if copies count.

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from evidenceqa.bench import grid
-from evidenceqa.config import load_settings
 from evidenceqa.embeddings import minilm_path
+from evidenceqa.settings import load_settings
 from tests.conftest import write_library
 
 DOCS = [

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from evidenceqa.answer.engine import Engine
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.text.sentences import split_sentences
 from tests.answer.openai_server import OpenAIServer, answer
 from tests.bench.test_performance_benchmarks import benchmark_files, script

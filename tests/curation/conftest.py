@@ -13,10 +13,10 @@ import pytest
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.loaders import load
+from evidenceqa.settings import Settings
 from tests.store.conftest import (  # noqa: F401 — fixtures, found by name
     backend,
     cheap_hashing,

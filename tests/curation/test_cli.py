@@ -12,7 +12,7 @@ from typer.testing import CliRunner, Result
 
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.cli import app
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from tests.curation.conftest import DVT_PAGE, MDR_TB
 
 

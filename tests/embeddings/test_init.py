@@ -7,7 +7,6 @@ from pathlib import Path
 import openai
 import pytest
 
-from evidenceqa.config import Settings
 from evidenceqa.embeddings import (
     MINILM_ID,
     MINILM_ONNX_ID,
@@ -21,6 +20,7 @@ from evidenceqa.embeddings import (
     minilm_path,
 )
 from evidenceqa.embeddings.onnx import INT8_FILE
+from evidenceqa.settings import Settings
 
 
 def test_minilm(tmp_path: Path) -> None:

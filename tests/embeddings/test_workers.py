@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evidenceqa.config import Settings
 from evidenceqa.embeddings import EmbeddingError, load_embedder, uncached_embedder
 from evidenceqa.embeddings.cache import CachedEmbedder
 from evidenceqa.embeddings.workers import WorkerEmbedder, embedding_workers, usable_cpus
+from evidenceqa.settings import Settings
 from tests.conftest import indexed_engine
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from evidenceqa.config import Settings
 from evidenceqa.index import open_backend
 from evidenceqa.index.base import Filters, SearchBackend
+from evidenceqa.settings import Settings
 from tests.index.corpus import DIM, RECORDS
 
 

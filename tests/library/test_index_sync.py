@@ -6,9 +6,9 @@ import pytest
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.index.base import Filters
 from evidenceqa.library.ingest import Ingestor
+from evidenceqa.settings import Settings
 from tests.conftest import write_library
 
 DOCS = [

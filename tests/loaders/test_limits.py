@@ -13,12 +13,12 @@ from types import SimpleNamespace
 import pytest
 
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.loaders import LoadError, limits, load
 from evidenceqa.loaders.limits import LimitExceeded, timed
+from evidenceqa.settings import Settings
 
 TEXT = "Clipping hair before surgery lowered the surgical site infection rate in every trial. " * 3
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from evidenceqa.answer.engine import Engine
-from evidenceqa.config import Settings
 from evidenceqa.index.base import Hit
 from evidenceqa.retrieval.adaptive import SIGNALS, AdaptiveAlpha, idf, idf_mass, query_signals
 from evidenceqa.retrieval.fusion import dense_weights, fuse
+from evidenceqa.settings import Settings
 from tests.cli.test_cli import MODELS, run
 from tests.conftest import SAMPLE
 

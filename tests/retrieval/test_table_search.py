@@ -4,10 +4,10 @@ from pathlib import Path
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.loaders.tables import parse_table
 from evidenceqa.retrieval.retriever import SearchResult
+from evidenceqa.settings import Settings
 
 
 def _search(article: Path, question: str, home: Path, models_dir: Path) -> list[SearchResult]:

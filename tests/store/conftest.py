@@ -10,7 +10,7 @@ import pytest
 from argon2 import PasswordHasher
 from sqlalchemy import text
 
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import Store, accounts, open_store
 from evidenceqa.store.models import Base
 from tests.store.postgres import PostgresServer, start_postgres

@@ -15,7 +15,7 @@ import pytest
 import redis
 from sqlalchemy import func, select
 
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import open_store
 from evidenceqa.store.counters import Changed, Counters, DatabaseCounters, MemoryCounters, open_counters
 from evidenceqa.store.models import GuardCounter
@@ -156,13 +156,10 @@ def test_a_redis_outage_counts_in_this_process_and_redis_takes_over_again(
     assert counters.get("k", NOW) == {"n": 1}
 
 
-def test_open_counters_follows_the_setting(tmp_path: Path, redis_url: str) -> None:
-    def kind(**settings: Any) -> str:
-        with open_store(Settings(home=tmp_path / "home")) as store:
-            return open_counters(Settings(home=tmp_path / "home", **settings), store).name
-
-    assert kind() == "memory"  # one worker: nothing to share
-    assert kind(web_workers=4) == "database"
-    assert kind(redis_url=redis_url) == "redis"
-    assert kind(redis_url=redis_url, guard_counters="database") == "database"
-    assert kind(guard_counters="database") == "database"
+def test_open_counters_opens_the_kind_named(tmp_path: Path, redis_url: str) -> None:
+    with open_store(Settings(home=tmp_path / "home")) as store:
+        assert open_counters("memory", store).name == "memory"
+        assert open_counters("database", store).name == "database"
+        assert open_counters("redis", store, redis_url).name == "redis"
+        with pytest.raises(ValueError, match="Redis counters need a redis_url"):
+            open_counters("redis", store)

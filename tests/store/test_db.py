@@ -14,7 +14,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import Store, create_user, database_url, list_users, open_store
 from evidenceqa.store.db import MIGRATIONS, alembic_config, migrate
 from evidenceqa.store.models import Base, Message, User
@@ -102,7 +102,7 @@ def test_threads_opening_a_new_database_at_once_all_succeed(settings: Settings) 
 
 def test_worker_processes_opening_a_new_database_at_once_all_succeed(settings: Settings) -> None:
     """Web workers are processes: only the database's lock keeps them from migrating together."""
-    script = "import sys; from evidenceqa.config import Settings; from evidenceqa.store import open_store; "
+    script = "import sys; from evidenceqa.settings import Settings; from evidenceqa.store import open_store; "
     script += "open_store(Settings(home=sys.argv[1], database_url=sys.argv[2] or None)).close()"
     command = [sys.executable, "-c", script, str(settings.home), settings.database_url or ""]
     workers = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True) for _ in range(3)]

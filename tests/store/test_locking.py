@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from argon2 import PasswordHasher
 
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import (
     Store,
     accounts,

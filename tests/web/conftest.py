@@ -20,8 +20,8 @@ from fastapi.testclient import TestClient
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
+from evidenceqa.settings import Settings
 from evidenceqa.store import Store, accounts, create_user
 from evidenceqa.web.app import create_app
 from evidenceqa.web.simulate import log_in

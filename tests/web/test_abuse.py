@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
+from evidenceqa.settings import Settings
 from evidenceqa.store import create_api_token, create_user, list_users
 from evidenceqa.store.counters import MemoryCounters
 from evidenceqa.web.app import SECURITY_HEADERS, create_app

@@ -21,7 +21,7 @@ import pytest
 
 from evidenceqa import DISCLAIMER
 from evidenceqa.analytics.rows import EARLIEST, LATEST
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import feedback_of, gap_reports_between, list_users, open_store
 from tests.skips import unavailable
 from tests.web.conftest import CEFAZOLIN, DOCS, SCRIPT, SHAVE

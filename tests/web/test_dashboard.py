@@ -14,7 +14,7 @@ from markupsafe import escape
 from typer.testing import CliRunner
 
 from evidenceqa.cli import app as cli
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import create_user
 from evidenceqa.web.app import create_app
 from tests.analytics.home import OTITIS, build_home, run_pilot

@@ -18,8 +18,8 @@ from openai import OpenAI
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
+from evidenceqa.settings import Settings
 from evidenceqa.store import (
     EntitlementError,
     accounts,

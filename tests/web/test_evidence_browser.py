@@ -16,8 +16,8 @@ import pytest
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
+from evidenceqa.settings import Settings
 from tests.answer.openai_server import OpenAIServer, answer
 from tests.web.test_browser import (  # noqa: F401 — fixtures, found by name
     Server,

@@ -15,8 +15,8 @@ import pytest
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.library.ingest import Ingestor
+from evidenceqa.settings import Settings
 from tests.conftest import write_library
 from tests.web.test_browser import (
     CHROMIUM,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow

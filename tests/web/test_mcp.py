@@ -27,8 +27,8 @@ from mcp_types import CallToolResult, TextResourceContents
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from evidenceqa.cli.agents import TOKEN_VARIABLE
-from evidenceqa.config import Settings
 from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.settings import Settings
 from evidenceqa.store import answers_between, create_user, list_users, lookups_between, open_store
 from evidenceqa.web.mcp import build_server
 from tests.web.conftest import CEFAZOLIN, DOCS, PASSWORD, SHAVE, Live

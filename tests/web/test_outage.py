@@ -9,7 +9,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import create_user
 from evidenceqa.web.app import DATABASE_DOWN, create_app
 from evidenceqa.web.simulate import log_in

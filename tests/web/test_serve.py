@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from evidenceqa.cli import app
 from evidenceqa.cli.serve import first_admin, proxy_options, tcp_listener, worker_environment
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import authenticate, create_user, list_users, open_store, session_user, start_session
 
 PASSWORD = "correct horse battery"

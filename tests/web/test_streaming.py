@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import conversations_of, create_user, list_users
 from evidenceqa.web.app import create_app
 from tests.answer.openai_server import OpenAIServer, Reply, answer, failure, llm_settings

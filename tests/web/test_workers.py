@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import create_user
 from evidenceqa.web.app import create_app
 from evidenceqa.web.simulate import log_in

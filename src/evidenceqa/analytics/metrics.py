@@ -17,14 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from statistics import fmean, median, pstdev
-from typing import Literal
 
 import numpy as np
 
+from evidenceqa.analytics.options import SuccessRule
 from evidenceqa.analytics.rows import Exchange
 from evidenceqa.store import RATINGS
 
-SuccessRule = Literal["feedback", "feedback_or_answered"]
 SUCCESS_RATING = RATINGS["Acceptable"]  # a mean rating at least this good is a success
 
 

@@ -25,6 +25,7 @@ from evidenceqa.analytics.failures import (
 )
 from evidenceqa.analytics.gaps import GapQuestion, GapTopic, content_gaps
 from evidenceqa.analytics.metrics import SuccessRule, Summary, Week, summarise, weekly
+from evidenceqa.analytics.options import AnalyticsOptions
 from evidenceqa.analytics.rows import Exchange, load_exchanges, period_bounds
 from evidenceqa.answer.engine import Engine
 from evidenceqa.store import GapReportRow, Store, gap_reports_between, lookups_between
@@ -87,11 +88,15 @@ def build_report(
 
 
 def engine_report(
-    store: Store, engine: Engine, since: date | None, until: date | None, relabel: bool = False
+    store: Store,
+    engine: Engine,
+    settings: AnalyticsOptions,
+    since: date | None,
+    until: date | None,
+    relabel: bool = False,
 ) -> PilotReport:
     """The full report over an open data home: what `evidenceqa report pilot` and the admin dashboard
     both show, under the home's settings (success rule, latency target)."""
-    settings = engine.settings
     return build_report(store, since, until, settings.success_rule, settings.latency_target_s,
                         Diagnoser.of(engine).diagnose, engine.embedder.embed, relabel)  # fmt: skip
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from evidenceqa import registry
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError, Generator
-from evidenceqa.config import Settings
+from evidenceqa.answer.llm import LLMOptions
 from evidenceqa.embeddings.base import Embedder
 
 __all__ = [
@@ -17,11 +17,20 @@ __all__ = [
     "Evidence",
     "GenerationError",
     "Generator",
+    "GeneratorOptions",
     "load_generator",
 ]
 
 
-def load_generator(settings: Settings, embedder: Embedder) -> Generator:
+class GeneratorOptions(LLMOptions):
+    # "extractive" (offline, verbatim evidence sentences), "llm" (the llm extra: any OpenAI-compatible
+    # chat API: OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp server), or a plugin's.
+    generator: str = "extractive"
+    # When the LLM fails (down, timed out, refused): answer extractively, marked in the answer record.
+    llm_fallback_extractive: bool = False
+
+
+def load_generator(settings: GeneratorOptions, embedder: Embedder) -> Generator:
     """The generator the settings name, built by its registered factory `(settings, embedder)`:
     `extractive`, `llm` (the `llm` extra) or a plugin's. With `llm_fallback_extractive`, any
     generator but the extractive one falls back to it when it fails."""

@@ -24,8 +24,9 @@ from functools import cache
 from types import ModuleType
 from typing import Any, Protocol, TypeVar
 
+from pydantic import BaseModel, Field
+
 from evidenceqa.answer import extractive, findings, prompt
-from evidenceqa.config import Settings
 from evidenceqa.registry import MissingExtra
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ def _digest(material: object) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def settings_fingerprint(settings: Settings) -> str:
+def settings_fingerprint(settings: BaseModel) -> str:
     """A digest of the answer-relevant settings and of the generators' rules: changing any of them
     must not serve old answers (a release whose prompt asks for something new, or that quotes other
     sentences offline, is a miss, not a week of old answers from Redis)."""
@@ -180,7 +181,15 @@ class MemoryCache:
             return len(self._entries)
 
 
-def open_cache(settings: Settings) -> Cache:
+class CacheOptions(BaseModel):
+    # Answers by exact question, filters and index version; Redis when a URL is set (shared by every
+    # worker; the web app's login and rate counters may share it too), else an in-process LRU.
+    redis_url: str | None = None  # e.g. redis://localhost:6379/0
+    cache_max_entries: int = Field(1024, ge=1)
+    cache_ttl_s: int | None = Field(7 * 24 * 3600, ge=1)  # None: answers never expire
+
+
+def open_cache(settings: CacheOptions) -> Cache:
     """Redis when `redis_url` is set (one cache for every worker), else an in-process LRU."""
     if settings.redis_url:
         try:

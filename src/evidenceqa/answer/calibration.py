@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from evidenceqa.answer.abstain import FEATURES, Abstainer, features, fit, threshold_for
 from evidenceqa.answer.probes import Probe, probes
 from evidenceqa.index.base import Filters
@@ -34,6 +36,12 @@ MIN_SAMPLES = 30
 # Refit once the library's content chunks have changed by this share since the fit.
 REFRESH_SHARE = 0.2
 FOLDS = 5
+
+
+class CalibrationOptions(BaseModel):
+    # The questions `calibrate` writes from the library, and that `ingest` runs when the library is
+    # new or has changed by REFRESH_SHARE (0: never on ingest; the shipped default then applies).
+    calibration_questions: int = Field(200, ge=0, le=5000)
 
 
 @dataclass(frozen=True)

@@ -9,33 +9,38 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
 
+from evidenceqa.answer import GeneratorOptions, load_generator
+from evidenceqa.answer.abstain import Abstainer
 from evidenceqa.answer.cache import Cache, open_cache
-from evidenceqa.config import Settings
-from evidenceqa.embeddings import load_embedder
+from evidenceqa.answer.pipeline import Answerer, AnswererOptions
+from evidenceqa.chunking import ChunkingOptions
+from evidenceqa.embeddings import EmbeddingOptions, load_embedder
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.embeddings.workers import embedding_workers
-from evidenceqa.index import open_backend
+from evidenceqa.index import IndexOptions, open_backend
 from evidenceqa.index.base import SearchBackend
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.index_sync import SyncReport, indexed_version, pending_chunks, space_name, sync
 from evidenceqa.library.vocabulary import vocabulary_from_counts
+from evidenceqa.retrieval.followup import FollowUps, catalogue_rarity
 from evidenceqa.retrieval.retriever import Retriever
 
-if TYPE_CHECKING:  # answering pulls in the generators: only when an answerer is built
-    from evidenceqa.answer.pipeline import Answerer
+
+class EngineOptions(AnswererOptions, GeneratorOptions, EmbeddingOptions, IndexOptions, ChunkingOptions):
+    """What a data home is built and opened with: its chunking, embedder, index, retrieval and
+    answering options (the chunking is part of an answer's cache key)."""
 
 
 @dataclass
 class Engine:
-    settings: Settings
+    settings: EngineOptions
     catalogue: Catalogue
     embedder: Embedder
     backend: SearchBackend
 
     @classmethod
-    def open(cls, settings: Settings, backend: str | None = None) -> Engine:
+    def open(cls, settings: EngineOptions, backend: str | None = None) -> Engine:
         catalogue = Catalogue(settings.catalogue_path)
         try:
             embedder = load_embedder(settings)
@@ -51,11 +56,6 @@ class Engine:
 
     def answerer(self, cache: Cache | None = None, today: date | None = None) -> Answerer:
         """Question → cited answer over this home, with the calibrated abstention if there is one."""
-        from evidenceqa.answer import load_generator
-        from evidenceqa.answer.abstain import Abstainer
-        from evidenceqa.answer.pipeline import Answerer
-        from evidenceqa.retrieval.followup import FollowUps, catalogue_rarity
-
         return Answerer(
             self.settings,
             self.retriever(today),

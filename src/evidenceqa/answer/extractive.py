@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,12 +28,14 @@ from evidenceqa.answer.findings import (
     verdict,
     vote_weight,
 )
-from evidenceqa.config import Settings
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.evidence_types import type_name
 from evidenceqa.records import Sentence
 from evidenceqa.text.sentences import ends_sentence
 from evidenceqa.text.tokens import terms
+
+if TYPE_CHECKING:
+    from evidenceqa.answer import GeneratorOptions
 
 # score = TERM_WEIGHT · term weight + SIMILARITY_WEIGHT · cosine + POSITION_WEIGHT · position
 # + FINDING_WEIGHT · finding, each part 0–1 (finding -1–1; see `sentence_score`). Similarity leads
@@ -335,6 +338,6 @@ def _repeats(i: int, chosen: list[int], candidates: list[_Candidate], vectors: n
     return False
 
 
-def from_settings(settings: Settings, embedder: Embedder) -> ExtractiveGenerator:
+def from_settings(settings: GeneratorOptions, embedder: Embedder) -> ExtractiveGenerator:
     """The registered `extractive` generator: verbatim sentences of the evidence, offline."""
     return ExtractiveGenerator(embedder)

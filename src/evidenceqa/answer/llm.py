@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pydantic import BaseModel, Field, SecretStr
+
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, GenerationError, abstention
 from evidenceqa.answer.prompt import messages, rewrite_messages
-from evidenceqa.config import Settings
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.records import Usage
 
@@ -196,7 +197,18 @@ class LLMGenerator:
         return line[:_MAX_DETAIL]
 
 
-def build_llm_generator(settings: Settings, embedder: Embedder | None = None) -> LLMGenerator:
+class LLMOptions(BaseModel):
+    llm_model: str | None = None  # the model name, or the deployment name on Azure
+    llm_api_base: str | None = None  # e.g. http://localhost:11434/v1 or https://<resource>.openai.azure.com
+    llm_api_key: SecretStr | None = None
+    llm_api_version: str | None = None  # set for Azure OpenAI
+    # Bounds the wait for the first token and between tokens, not the whole answer: a slow local
+    # model may stream for longer than this and still answer.
+    llm_timeout_s: float = Field(30, gt=0)
+    llm_max_tokens: int = Field(400, ge=1)
+
+
+def build_llm_generator(settings: LLMOptions, embedder: Embedder | None = None) -> LLMGenerator:
     """The registered `llm` generator: any OpenAI-compatible endpoint the settings name (the
     embedder is not needed: the model writes the answer)."""
     import openai  # noqa: F401  (the `llm` extra: missing, it is a clear error now, not at the first question)

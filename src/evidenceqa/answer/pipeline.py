@@ -13,9 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import Field
+
 from evidenceqa.answer.abstain import Abstainer
 from evidenceqa.answer.base import Draft, Evidence, GenerationError, Generator, Rewriter, abstention
-from evidenceqa.answer.cache import Cache, cache_key, settings_fingerprint
+from evidenceqa.answer.cache import Cache, CacheOptions, cache_key, settings_fingerprint
 from evidenceqa.answer.citations import (
     SourceNumbers,
     by_source,
@@ -24,12 +26,11 @@ from evidenceqa.answer.citations import (
     nearest_passages,
     unsupported_count,
 )
-from evidenceqa.config import Settings
 from evidenceqa.index.base import Filters
 from evidenceqa.records import Answer, Sentence
 from evidenceqa.retrieval.followup import FollowUps, Resolution
 from evidenceqa.retrieval.question import QuestionError, clean_question
-from evidenceqa.retrieval.retriever import Retriever, SearchResponse, SearchResult
+from evidenceqa.retrieval.retriever import RetrievalOptions, Retriever, SearchResponse, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +61,21 @@ def current(results: Sequence[SearchResult]) -> list[SearchResult]:
     return [r for r in results if not (r.superseded_by and r.superseded_by.doc_id in held)]
 
 
+class AnswererOptions(RetrievalOptions, CacheOptions):
+    # How many retrieved chunks the generator sees as numbered evidence.
+    evidence_k: int = Field(8, ge=1, le=50)
+    # USD per 1,000 tokens, for the cost of each answer; 0 for a local model. Azure prices are set by
+    # the deployer (they depend on the resource and deployment), so they are configured here too.
+    llm_price_in_per_1k: float = Field(0.0, ge=0)
+    llm_price_out_per_1k: float = Field(0.0, ge=0)
+    # USD per question for the other paid stages: a hosted embeddings API, a managed vector database.
+    embedding_price_per_query: float = Field(0.0, ge=0)
+    search_price_per_query: float = Field(0.0, ge=0)
+
+
 @dataclass
 class Answerer:
-    settings: Settings
+    settings: AnswererOptions
     retriever: Retriever
     generator: Generator
     cache: Cache

@@ -20,14 +20,13 @@ from typing import Any, Literal
 import numpy as np
 
 from evidenceqa import registry
-from evidenceqa.answer.engine import Engine
+from evidenceqa.answer.engine import Engine, EngineOptions
 from evidenceqa.bench import retrieval as bench_retrieval
 from evidenceqa.bench import slices
 from evidenceqa.bench.machine import Machine, current
 from evidenceqa.bench.metrics import CUTOFF
 from evidenceqa.bench.retrieval import Question
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig, stats_of_chunks
-from evidenceqa.config import Settings
 from evidenceqa.embeddings import CachedEmbedder, Embedder
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.ingest import Ingestor
@@ -95,7 +94,7 @@ class GridSpec:
     # benchmark name → the collections it searches (the shared data's "retrieve from"); absent: all
     scopes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def check(self, settings: Settings) -> None:
+    def check(self, settings: EngineOptions) -> None:
         stems = [path.stem for path in self.benchmarks]
         unknown = sorted(set(self.scopes) - set(stems))
         if unknown:
@@ -203,7 +202,7 @@ def no_progress(description: str, total: int) -> Iterator[Callable[[int], None]]
     yield lambda n: None
 
 
-def run(spec: GridSpec, settings: Settings, track: Track = no_progress) -> GridResult:
+def run(spec: GridSpec, settings: EngineOptions, track: Track = no_progress) -> GridResult:
     """Ingest and index each home, then score every cell on every benchmark."""
     spec.check(settings)
     questions = {path.stem: bench_retrieval.read_questions(path, spec.limit) for path in spec.benchmarks}
@@ -220,13 +219,13 @@ def run(spec: GridSpec, settings: Settings, track: Track = no_progress) -> GridR
     return result
 
 
-def recorded_settings(settings: Settings) -> dict[str, Any]:
+def recorded_settings(settings: EngineOptions) -> dict[str, Any]:
     """The settings a cell's figures depend on, for the report."""
     keys = {"chunk_max_words", "fixed_chunk_words", "overview_max_words", "alpha", "rrf_k", "fusion_depth"}
     return {"k": CUTOFF, **settings.model_dump(mode="json", include=keys)}
 
 
-def home_settings(settings: Settings, work: Path, strategy: str) -> Settings:
+def home_settings(settings: EngineOptions, work: Path, strategy: str) -> EngineOptions:
     """One strategy's home; a cache or models folder set explicitly is kept (tests share one)."""
     return settings.model_copy(
         update={
@@ -238,7 +237,7 @@ def home_settings(settings: Settings, work: Path, strategy: str) -> Settings:
     )
 
 
-def ingest(settings: Settings, library: list[Path], track: Track) -> list[str]:
+def ingest(settings: EngineOptions, library: list[Path], track: Track) -> list[str]:
     """Ingest the library into a home; returns the warnings (bad records, repeated ids)."""
     files = list(iter_files(library))
     warnings: list[str] = []
@@ -256,7 +255,7 @@ def ingest(settings: Settings, library: list[Path], track: Track) -> list[str]:
     return warnings
 
 
-def home_stats(settings: Settings) -> HomeStats:
+def home_stats(settings: EngineOptions) -> HomeStats:
     with Catalogue(settings.catalogue_path) as catalogue:
         documents = list(catalogue.iter_documents())
         stats = stats_of_chunks(documents, list(catalogue.chunks()), ChunkingConfig.of(settings))

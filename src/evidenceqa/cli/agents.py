@@ -19,7 +19,7 @@ import typer
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import emit, fail, out, settings_of
 from evidenceqa.cli.serve import find_user
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import (
     AccountError,
     EntitlementError,
@@ -63,7 +63,6 @@ def mcp(ctx: typer.Context) -> None:
 async def _serve_stdio(settings: Settings, store: Store, token: str) -> None:
     from starlette.exceptions import HTTPException
 
-    from evidenceqa.store.counters import open_counters
     from evidenceqa.web.agent_access import AgentAccess
     from evidenceqa.web.entitlements import Reader
     from evidenceqa.web.guards import Guards
@@ -73,9 +72,7 @@ async def _serve_stdio(settings: Settings, store: Store, token: str) -> None:
 
     library = await Library.open(settings)
     try:
-        access = AgentAccess(
-            Services(settings, store, library), Guards.of(settings, open_counters(settings, store))
-        )
+        access = AgentAccess(Services(settings, store, library), Guards.open(settings, store))
 
         def reader(ctx: Context) -> Reader:  # a few indexed reads: the token is checked at every call
             owner = token_owner(store, token)

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from evidenceqa import DISCLAIMER
 from evidenceqa.cli.common import fail
-from evidenceqa.config import load_settings
+from evidenceqa.settings import load_settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a model hub at run time
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

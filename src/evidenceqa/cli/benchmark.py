@@ -11,7 +11,6 @@ import typer
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import emit, err, fail, out, progress_bar, settings_of, skipped, warn
 from evidenceqa.cli.search import open_engine, open_retriever
-from evidenceqa.config import Settings
 from evidenceqa.curation import candidates as files
 from evidenceqa.curation import review_store
 from evidenceqa.curation.build import build_candidates
@@ -22,6 +21,7 @@ from evidenceqa.curation.review import progress, validated_rows, write_benchmark
 from evidenceqa.documents import Document
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.loaders import LoadError, iter_files, load
+from evidenceqa.settings import Settings
 from evidenceqa.store import NotFound, Store, open_store
 
 benchmark_app = typer.Typer(

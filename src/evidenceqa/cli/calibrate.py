@@ -12,7 +12,7 @@ from evidenceqa.answer.engine import Engine
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import fail, out, progress_bar, settings_of
 from evidenceqa.cli.search import open_engine
-from evidenceqa.config import Settings
+from evidenceqa.home import HomeOptions
 from evidenceqa.text import markdown
 
 
@@ -53,7 +53,7 @@ def calibrate_library(
         out.print(_report(fitted))
 
 
-def _current(settings: Settings) -> str:
+def _current(settings: HomeOptions) -> str:
     return (
         "this home's calibration" if (settings.home / CALIBRATION_FILE).is_file() else "the shipped default"
     )

@@ -16,9 +16,9 @@ from rich.text import Text
 
 from evidenceqa import evidence_types
 from evidenceqa.chunking import STRATEGIES, ChunkingConfig
-from evidenceqa.config import Settings
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.retrieval.question import QuestionError, clean_question
+from evidenceqa.settings import Settings
 from evidenceqa.text import markdown
 
 # Tables are wider than the 80 columns rich assumes when output goes to a file or a pipe. No markup:

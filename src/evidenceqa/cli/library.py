@@ -14,12 +14,12 @@ from evidenceqa.cli.app import app
 from evidenceqa.cli.calibrate import calibrate_library
 from evidenceqa.cli.common import chunking, emit, err, fail, labelled, note, out, settings_of, skipped
 from evidenceqa.cli.search import open_engine, sync_engine
-from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.library import preview
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.ingest import FileReport, Ingestor
 from evidenceqa.loaders import LoadError, iter_files, load
+from evidenceqa.settings import Settings
 
 
 @app.command()

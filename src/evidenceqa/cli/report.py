@@ -20,8 +20,8 @@ from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import err, fail, out, settings_of
 from evidenceqa.cli.search import open_engine
-from evidenceqa.config import Settings
 from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.settings import Settings
 from evidenceqa.store import open_store
 from evidenceqa.web import simulate
 
@@ -65,7 +65,7 @@ def pilot(
     report.md and report.json, PNG charts, and the CSV/JSON exports in --out; the Markdown is printed."""
     settings = settings_of(ctx)
     with open_store(settings) as store, open_engine(settings) as engine:
-        report = engine_report(store, engine, _day(since), _day(until), relabel)
+        report = engine_report(store, engine, settings, _day(since), _day(until), relabel)
     paths = write_report(report, out_dir)
     print(report_markdown(report), end="")
     err.print(f"written: {', '.join(str(p) for p in paths)}", highlight=False)

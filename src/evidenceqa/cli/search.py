@@ -25,12 +25,12 @@ from evidenceqa.cli.common import (
     progress_bar,
     settings_of,
 )
-from evidenceqa.config import Settings
 from evidenceqa.embeddings import EmbeddingError
 from evidenceqa.evidence_types import type_name
 from evidenceqa.index.base import Filters
 from evidenceqa.retrieval.question import QuestionError
 from evidenceqa.retrieval.retriever import Retriever, SearchMode, SearchResponse
+from evidenceqa.settings import Settings
 
 
 def open_engine(settings: Settings) -> Engine:

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import emit, fail, out, settings_of
-from evidenceqa.config import Settings
+from evidenceqa.settings import Settings
 from evidenceqa.store import (
     AccountError,
     EntitlementError,
@@ -115,7 +115,7 @@ def serve(
     from uvicorn.supervisors import Multiprocess
 
     os.environ.update(worker_environment(settings))
-    config = uvicorn.Config("evidenceqa.web.app:from_environment", factory=True, workers=settings.web_workers,
+    config = uvicorn.Config("evidenceqa.asgi:from_environment", factory=True, workers=settings.web_workers,
                             host=host, port=port, **proxy_options(settings))  # fmt: skip
     Multiprocess(config, sockets=[tcp_listener(config.bind_socket())]).run()
 

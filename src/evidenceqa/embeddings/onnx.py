@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from evidenceqa.config import load_settings
 from evidenceqa.embeddings.base import (
     EmbeddingError,
     batched_by_length,
@@ -53,10 +52,10 @@ _DEFAULT_MAX_LENGTH = 256
 PROVIDER = "CPUExecutionProvider"
 
 
-def export_onnx(model_dir: Path, out_dir: Path | None = None) -> Path:
+def export_onnx(model_dir: Path, out_dir: Path) -> Path:
     """Exports and int8-quantises a sentence-transformers model into `out_dir`, unless already there."""
     model_dir = Path(model_dir).expanduser().resolve()
-    out_dir = Path(out_dir) if out_dir else load_settings().models_path / "minilm-onnx"
+    out_dir = Path(out_dir)
     require_st_folder(model_dir)
     source = st_model_id(model_dir)
     if _export_is_valid(out_dir, source):

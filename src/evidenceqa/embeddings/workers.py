@@ -19,12 +19,15 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evidenceqa.config import Settings
 from evidenceqa.embeddings.base import Embedder, EmbeddingError, batched_by_length, no_texts
 from evidenceqa.embeddings.cache import CachedEmbedder
+
+if TYPE_CHECKING:
+    from evidenceqa.embeddings import EmbeddingOptions
 
 _WORKER: Embedder | None = None  # the model one worker process loaded
 _TASK_TEXTS = 64  # per task when embed_batch_size is not set: few round trips, whole model batches
@@ -45,7 +48,7 @@ def usable_cpus(cpu_max: Path = _CGROUP_CPU_MAX) -> int:
     return max(1, cpus)
 
 
-def _start(settings: Settings) -> None:
+def _start(settings: EmbeddingOptions) -> None:
     from evidenceqa.embeddings import uncached_embedder
 
     global _WORKER
@@ -61,7 +64,7 @@ class WorkerEmbedder:
     """`local`'s vector space, its texts embedded by `workers` processes that load the same model
     (`settings.embedder`). Use it as a context manager: leaving it stops the processes."""
 
-    def __init__(self, local: Embedder, settings: Settings, workers: int) -> None:
+    def __init__(self, local: Embedder, settings: EmbeddingOptions, workers: int) -> None:
         threads = max(1, usable_cpus() // workers)
         per_worker = settings.model_copy(update={"embed_threads": threads, "embed_workers": 1})
         self.local = local
@@ -101,7 +104,7 @@ class WorkerEmbedder:
 
 
 @contextmanager
-def embedding_workers(embedder: Embedder, settings: Settings) -> Iterator[Embedder]:
+def embedding_workers(embedder: Embedder, settings: EmbeddingOptions) -> Iterator[Embedder]:
     """`embedder` as a sync should use it: itself with `embed_workers` 1, else the same model (and
     the same vector cache) with its `embed` spread over that many processes."""
     if settings.embed_workers == 1:

@@ -31,7 +31,7 @@ import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree, IvfHnswSq, LabelList
 from lancedb.query import LanceVectorQueryBuilder, MatchQuery
 
-from evidenceqa.config import Settings
+from evidenceqa.index import IndexOptions
 from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, query_vector, render_filters
 
 FTS_INDEX = "terms_idx"
@@ -61,16 +61,18 @@ _IN_LIST_CHUNK = 500  # ids per DELETE ... IN (...) statement
 # stay good while optimize() folds new rows in, until the table has doubled and it is retrained.
 _ANN_NAME = re.compile(r"vector_ann_(\d+)$")
 
+_DEFAULT = IndexOptions()
+
 
 @dataclass(frozen=True)
 class AnnParams:
-    """When to build the approximate vector index, and how to probe it (see `Settings.ann_*`)."""
+    """When to build the approximate vector index, and how to probe it (`IndexOptions.ann_*`)."""
 
-    min_rows: int = 100_000  # 0: always exact
-    partition_rows: int = 5000
-    nprobes: int = 16
-    ef: int = 200
-    refine_factor: int = 2
+    min_rows: int = _DEFAULT.ann_min_chunks  # 0: always exact
+    partition_rows: int = _DEFAULT.ann_partition_chunks
+    nprobes: int = _DEFAULT.ann_nprobes
+    ef: int = _DEFAULT.ann_ef
+    refine_factor: int = _DEFAULT.ann_refine_factor
 
 
 # Added after the first release: a table made before it gains the column (empty until the
@@ -312,7 +314,7 @@ class LanceDBBackend:
             self._table = None  # type: ignore[assignment]
 
 
-def open_lancedb(settings: Settings, dim: int | None, space: str) -> LanceDBBackend:
+def open_lancedb(settings: IndexOptions, dim: int | None, space: str) -> LanceDBBackend:
     """The registered `lancedb` backend: the table `space` in `settings.index_path`."""
     ann = AnnParams(settings.ann_min_chunks, settings.ann_partition_chunks, settings.ann_nprobes,
                     settings.ann_ef, settings.ann_refine_factor)  # fmt: skip

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
-from evidenceqa.config import Settings
+from evidenceqa.index import IndexOptions
 from evidenceqa.index.base import FilterDialect, Filters, Hit, IndexRecord, query_vector, render_filters
 
 ID_MAX_LENGTH = 512
@@ -343,7 +343,7 @@ class MilvusBackend:
             _lite_release(path)
 
 
-def open_milvus(settings: Settings, dim: int | None, space: str) -> MilvusBackend:
+def open_milvus(settings: IndexOptions, dim: int | None, space: str) -> MilvusBackend:
     """The registered `milvus` backend: `settings.milvus_uri`, else Milvus Lite at
     `settings.home / "milvus.db"`; `settings.milvus_token` authenticates to a server."""
     uri = settings.milvus_uri or str(settings.home / "milvus.db")

@@ -20,24 +20,24 @@ from functools import cache
 from pathlib import Path
 
 from evidenceqa import registry
-from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.loaders.errors import LoadError
-from evidenceqa.loaders.limits import LimitExceeded, timed
+from evidenceqa.loaders.limits import DEFAULT, LimitExceeded, LoaderOptions, timed
 
 __all__ = [
     "DEFAULT_MAX_FILE_MB",
     "DEFAULT_MAX_READ_SECONDS",
     "SUPPORTED_SUFFIXES",
     "LoadError",
+    "LoaderOptions",
     "detect_format",
     "iter_files",
     "load",
     "reader_version",
 ]
 
-DEFAULT_MAX_FILE_MB: float = Settings.model_fields["max_file_mb"].default
-DEFAULT_MAX_READ_SECONDS: float = Settings.model_fields["max_read_seconds"].default
+DEFAULT_MAX_FILE_MB = DEFAULT.max_file_mb
+DEFAULT_MAX_READ_SECONDS = DEFAULT.max_read_seconds
 MB = 1 << 20
 
 # What each extension promises; content sniffing decides, and a mismatch is an error.

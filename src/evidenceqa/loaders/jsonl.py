@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from evidenceqa import evidence_types
-from evidenceqa.config import Settings
 from evidenceqa.documents import Document
 from evidenceqa.loaders import limits
 from evidenceqa.loaders.errors import LoadError
@@ -43,7 +42,7 @@ _TEXT_FIELDS = (
 
 _MB = 1 << 20
 # When called on its own; the dispatcher (`loaders.load`) passes the max_file_mb setting.
-_DEFAULT_MAX_BYTES = int(Settings.model_fields["max_file_mb"].default * _MB)
+_DEFAULT_MAX_BYTES = int(limits.DEFAULT.max_file_mb * _MB)
 
 
 def _open(path: Path) -> tuple[io.BufferedIOBase, bool]:

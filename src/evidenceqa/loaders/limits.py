@@ -1,4 +1,5 @@
-"""The time bound every loader shares: seconds spent reading one file (setting max_read_seconds).
+"""The bounds every loader shares: a file's size (max_file_mb) and the seconds spent reading it
+(max_read_seconds), the loaders' options.
 
 A file's bytes are bounded before it is read (max_file_mb), but the work they cost is not: 200 MB of
 deeply nested HTML takes minutes to walk, and a plugin's parser can take any time at all. The
@@ -18,7 +19,18 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
+from pydantic import BaseModel, Field
+
 T = TypeVar("T")
+
+
+class LoaderOptions(BaseModel):
+    # A file to ingest may hold, and a .gz may decompress to, at most this much (a zip bomb stops here).
+    max_file_mb: float = Field(200, gt=0)
+    max_read_seconds: float = Field(300, gt=0)  # reading one file (parsing, not storing); then refused
+
+
+DEFAULT = LoaderOptions()
 
 
 class LimitExceeded(Exception):

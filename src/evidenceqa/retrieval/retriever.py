@@ -23,10 +23,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from pydantic import Field, field_validator
+
 from evidenceqa import evidence_types
-from evidenceqa.config import Settings
 from evidenceqa.documents import Chunk
 from evidenceqa.embeddings.base import Embedder
+from evidenceqa.home import HomeOptions
 from evidenceqa.index.base import CONTENT_LEVELS, Filters, Hit, SearchBackend
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.versions import Successor
@@ -125,10 +127,49 @@ class SearchResponse:
         }
 
 
+ALPHA_CHOICES = "alpha is a number from 0 to 1, 'rules', 'learned' or 'adaptive'"
+
+
+class RetrievalOptions(HomeOptions):
+    search_k: int = Field(10, ge=1, le=1000)
+    # How a fixed `alpha` fuses: weighted (min-max) fusion at dense weight 0.3 beat BM25 alone, dense
+    # alone, RRF and the seed's rules on every development benchmark (docs/retrieval.md). The
+    # adaptive model brings its own fusion.
+    fusion: Literal["rrf", "weighted"] = "weighted"
+    rrf_k: int = Field(60, ge=1)
+    fusion_depth: int = Field(100, ge=1, le=10000)
+    # Weight of the dense retriever: "adaptive" (per question, from signals of its own two result
+    # lists: evidenceqa.retrieval.adaptive; left out of its fit, each development benchmark ranks
+    # better with it than with the best fixed weight, docs/retrieval.md), a number from 0 to 1 (0.3:
+    # that fixed weight), "rules" (the seed's query rules) or "learned" (per query class, from
+    # `alpha.json` in the data home).
+    alpha: str = "adaptive"
+    # The second stage (evidenceqa.retrieval.rerank): "off", or a folder holding a cross-encoder trained by
+    # `evidenceqa train-reranker`. It re-scores the top `rerank_depth` fused candidates, blending
+    # its score with the fused one by `rerank_weight` (0: the first-stage order).
+    rerank: str = "off"
+    rerank_depth: int = Field(20, ge=1, le=200)
+    rerank_weight: float = Field(0.5, ge=0.0, le=1.0)
+    max_question_chars: int = Field(2000, ge=10, le=100_000)  # longer: a clear error (API: 422)
+
+    @field_validator("alpha")
+    @classmethod
+    def _alpha_is_known(cls, value: str) -> str:
+        if value in ("rules", "learned", "adaptive"):
+            return value
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(ALPHA_CHOICES) from None
+        if not 0.0 <= number <= 1.0:
+            raise ValueError(ALPHA_CHOICES)
+        return value
+
+
 class Retriever:
     def __init__(
         self,
-        settings: Settings,
+        settings: RetrievalOptions,
         catalogue: Catalogue,
         backend: SearchBackend,
         embedder: Embedder,

@@ -18,84 +18,92 @@ Notes for the web app (additions to the agreed API; nothing was renamed):
 - `accounts.password_hasher` is an argon2 `PasswordHasher`; tests may swap in a cheaper one.
 """
 
-from evidenceqa.store.accounts import (
-    AccountError,
-    accept_invite,
-    api_tokens_of,
-    authenticate,
-    change_password,
-    create_api_token,
-    create_invite,
-    create_password_reset,
-    create_user,
-    end_all_sessions,
-    end_session,
-    get_user,
-    list_users,
-    purge_expired_sessions,
-    reset_password,
-    revoke_api_token,
-    session_user,
-    set_active,
-    set_password,
-    start_session,
-    token_owner,
-    token_user,
-)
-from evidenceqa.store.conversations import (
-    FeedbackRow,
-    GapReportRow,
-    InvalidRating,
-    NotFound,
-    StoredAnswer,
-    answer_record,
-    answers_between,
-    conversations_of,
-    delete_conversation,
-    feedback_between,
-    feedback_of,
-    gap_reports_between,
-    messages_of,
-    record_exchange,
-    record_feedback,
-    rename_conversation,
-    report_gap,
-    start_conversation,
-    to_answer,
-)
-from evidenceqa.store.db import Store, database_url, open_store
-from evidenceqa.store.entitlements import (
-    Access,
-    EntitlementError,
-    access_of,
-    grant,
-    open_to_all,
-    restrict,
-    restricted_collections,
-    withdraw,
-)
-from evidenceqa.store.labels import InvalidCategory, correct_label, failure_labels, save_automatic_label
-from evidenceqa.store.lookups import lookups_between, record_lookup
-from evidenceqa.store.models import (
-    FAILURE_CATEGORIES,
-    RATINGS,
-    AnswerRecord,
-    ApiToken,
-    Channel,
-    Conversation,
-    FailureLabel,
-    Feedback,
-    GapReport,
-    Invite,
-    LoginSession,
-    Lookup,
-    LookupKind,
-    Message,
-    PasswordReset,
-    ReviewCandidate,
-    ReviewDecision,
-    User,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from evidenceqa.store.options import StoreOptions
+
+# The names below load on first use (PEP 562): importing the package, or its options that the core's
+# Settings composes, needs neither SQLAlchemy nor the web extra.
+if TYPE_CHECKING:
+    from evidenceqa.store.accounts import (
+        AccountError,
+        accept_invite,
+        api_tokens_of,
+        authenticate,
+        change_password,
+        create_api_token,
+        create_invite,
+        create_password_reset,
+        create_user,
+        end_all_sessions,
+        end_session,
+        get_user,
+        list_users,
+        purge_expired_sessions,
+        reset_password,
+        revoke_api_token,
+        session_user,
+        set_active,
+        set_password,
+        start_session,
+        token_owner,
+        token_user,
+    )
+    from evidenceqa.store.conversations import (
+        FeedbackRow,
+        GapReportRow,
+        InvalidRating,
+        NotFound,
+        StoredAnswer,
+        answer_record,
+        answers_between,
+        conversations_of,
+        delete_conversation,
+        feedback_between,
+        feedback_of,
+        gap_reports_between,
+        messages_of,
+        record_exchange,
+        record_feedback,
+        rename_conversation,
+        report_gap,
+        start_conversation,
+        to_answer,
+    )
+    from evidenceqa.store.db import Store, database_url, open_store
+    from evidenceqa.store.entitlements import (
+        Access,
+        EntitlementError,
+        access_of,
+        grant,
+        open_to_all,
+        restrict,
+        restricted_collections,
+        withdraw,
+    )
+    from evidenceqa.store.labels import InvalidCategory, correct_label, failure_labels, save_automatic_label
+    from evidenceqa.store.lookups import lookups_between, record_lookup
+    from evidenceqa.store.models import (
+        FAILURE_CATEGORIES,
+        RATINGS,
+        AnswerRecord,
+        ApiToken,
+        Channel,
+        Conversation,
+        FailureLabel,
+        Feedback,
+        GapReport,
+        Invite,
+        LoginSession,
+        Lookup,
+        LookupKind,
+        Message,
+        PasswordReset,
+        ReviewCandidate,
+        ReviewDecision,
+        User,
+    )
 
 __all__ = [
     "FAILURE_CATEGORIES",
@@ -124,6 +132,7 @@ __all__ = [
     "ReviewCandidate",
     "ReviewDecision",
     "Store",
+    "StoreOptions",
     "StoredAnswer",
     "User",
     "accept_invite",
@@ -175,3 +184,16 @@ __all__ = [
     "token_user",
     "withdraw",
 ]
+
+_MODULES = ("accounts", "conversations", "db", "entitlements", "labels", "lookups", "models")
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        for module in _MODULES:
+            found = import_module(f"{__name__}.{module}")
+            if name in vars(found):
+                value = vars(found)[name]
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

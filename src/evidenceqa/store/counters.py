@@ -18,10 +18,10 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from evidenceqa.config import Settings
 from evidenceqa.registry import MissingExtra
 from evidenceqa.store.db import Store
 from evidenceqa.store.models import GuardCounter
+from evidenceqa.store.options import CounterKind
 
 R = TypeVar("R")
 MAX_KEYS = 10_000  # in memory: beyond this many keys the expired, then the oldest, go (a spray of fresh keys)
@@ -125,19 +125,16 @@ class DatabaseCounters:
             return changed.result
 
 
-def open_counters(settings: Settings, store: Store) -> Counters:
-    """The counters `guard_counters` names; "auto": Redis when redis_url is set, else the database
-    when web_workers > 1, else this process."""
-    choice = settings.guard_counters
-    if choice == "auto":
-        choice = "redis" if settings.redis_url else "database" if settings.web_workers > 1 else "memory"
-    if choice == "memory":
+def open_counters(kind: CounterKind, store: Store, redis_url: str | None = None) -> Counters:
+    """Counters of `kind`: in this process, in `store`'s database, or in Redis at `redis_url`."""
+    if kind == "memory":
         return MemoryCounters()
-    if choice == "database":
+    if kind == "database":
         return DatabaseCounters(store)
-    assert settings.redis_url is not None  # Settings refuses "redis" without it
+    if redis_url is None:
+        raise ValueError("Redis counters need a redis_url")
     try:
         from evidenceqa.store.redis_counters import RedisCounters
     except ModuleNotFoundError as exc:
         raise MissingExtra("the Redis guard counters (setting redis_url)", "redis", exc.name) from None
-    return RedisCounters(settings.redis_url)
+    return RedisCounters(redis_url)

@@ -21,8 +21,8 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
-from evidenceqa.config import Settings
 from evidenceqa.registry import MissingExtra
+from evidenceqa.store.options import StoreOptions
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Any fixed number: the PostgreSQL advisory lock that serialises migrations across workers.
@@ -44,7 +44,7 @@ class Store:
 
     engine: Engine
     sessions: sessionmaker[Session]
-    settings: Settings
+    settings: StoreOptions
     clock: Callable[[], datetime] = field(default=_utcnow)
     readers: sessionmaker[Session] = field(init=False)  # the sessions of `read()`
 
@@ -82,14 +82,14 @@ class Store:
         self.close()
 
 
-def database_url(settings: Settings) -> str:
+def database_url(settings: StoreOptions) -> str:
     """The configured URL, else the SQLite file in the data home."""
     if settings.database_url:
         return settings.database_url
     return f"sqlite:///{(settings.home / 'app.sqlite3').resolve()}"
 
 
-def open_store(settings: Settings) -> Store:
+def open_store(settings: StoreOptions) -> Store:
     url = database_url(settings)
     engine = _engine(url)
     migrate(engine)

@@ -20,13 +20,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
-from evidenceqa.config import Settings, load_settings
 from evidenceqa.store import NotFound, open_store
 from evidenceqa.web import account, api, dashboard, mcp, openai_api, pages, review, tokens
 from evidenceqa.web.agent_access import AgentAccess
 from evidenceqa.web.auth import ApiUser, LoginRequired, login_url
 from evidenceqa.web.guards import redact_access_log
 from evidenceqa.web.library import Library
+from evidenceqa.web.options import AppOptions
 from evidenceqa.web.services import Services
 
 STATIC = Path(__file__).parent / "static"
@@ -35,13 +35,7 @@ UNSTORABLE = "a value in this request cannot be stored (a NUL character, for ins
 log = logging.getLogger(__name__)
 
 
-def from_environment() -> FastAPI:
-    """The app on the settings of the environment and evidenceqa.toml: what each worker process of
-    `evidenceqa serve --workers N` runs."""
-    return create_app(load_settings())
-
-
-def create_app(settings: Settings) -> FastAPI:
+def create_app(settings: AppOptions) -> FastAPI:
     # The MCP server's tools reach this app's library and guards once the lifespan has opened them.
     mcp_endpoint, mcp_sessions = mcp.http_app(
         mcp.build_server(lambda: AgentAccess.of(app), mcp.http_reader), lambda: AgentAccess.of(app)

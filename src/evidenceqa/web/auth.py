@@ -19,9 +19,9 @@ from urllib.parse import quote
 from fastapi import Depends, HTTPException, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
-from evidenceqa.config import Settings
 from evidenceqa.store import User, session_user, token_owner
 from evidenceqa.web.entitlements import Reader, reader_of
+from evidenceqa.web.options import AppOptions
 from evidenceqa.web.services import Services, services_of
 
 SESSION_COOKIE = "evidenceqa_session"
@@ -114,7 +114,7 @@ PageAdmin = Annotated[Identity, Depends(page_admin)]
 DEFAULT_PUBLIC_URL = "http://localhost:8000"  # `serve`'s default address
 
 
-def public_base(settings: Settings) -> str:
+def public_base(settings: AppOptions) -> str:
     """The address links sent to people are built on (the public_url setting), without a final /."""
     return (settings.public_url or DEFAULT_PUBLIC_URL).rstrip("/")
 

@@ -42,7 +42,9 @@ Day = Annotated[date | None, Query(description="A day (UTC), YYYY-MM-DD; the per
 async def full_report(services: Services, since: date | None, until: date | None) -> PilotReport:
     """Categorising searches the library, whose engine lives on its own thread: the work runs there."""
     engine = services.library.engine
-    return await services.library.run(lambda: engine_report(services.store, engine, since, until))
+    return await services.library.run(
+        lambda: engine_report(services.store, engine, services.settings, since, until)
+    )
 
 
 def stored_report(services: Services, since: date | None, until: date | None) -> PilotReport:

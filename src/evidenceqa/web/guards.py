@@ -21,10 +21,10 @@ from fastapi import HTTPException, Request, status
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 
-from evidenceqa.config import Settings
 from evidenceqa.retrieval.question import QuestionError, clean_question
-from evidenceqa.store import User
+from evidenceqa.store import Store, User
 from evidenceqa.store.counters import Changed, Counters, open_counters
+from evidenceqa.web.options import AppOptions
 from evidenceqa.web.services import Services, services_of
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ class Guards:
     addresses: LoginThrottle  # failed logins from one address, to any account
 
     @classmethod
-    def of(cls, settings: Settings, counters: Counters, clock: Clock = time.time) -> Guards:
+    def of(cls, settings: AppOptions, counters: Counters, clock: Clock = time.time) -> Guards:
         return cls(
             RateLimiter(counters, "asks", settings.ask_rate_per_minute, clock),
             RateLimiter(counters, "searches", settings.search_rate_per_minute, clock),
@@ -115,6 +115,11 @@ class Guards:
             LoginThrottle(counters, "address", settings.login_max_failures_per_address, settings.login_lockout_s,
                           clock),
         )  # fmt: skip
+
+    @classmethod
+    def open(cls, settings: AppOptions, store: Store) -> Guards:
+        """The guards on the counters the settings name (`AppOptions.counter_kind`)."""
+        return cls.of(settings, open_counters(settings.counter_kind, store, settings.redis_url))
 
 
 def guards_of(request: Request) -> Guards:
@@ -126,7 +131,7 @@ def app_guards(app: Starlette) -> Guards:
     state = app.state
     if getattr(state, "guards", None) is None:
         services: Services = state.services
-        state.guards = Guards.of(services.settings, open_counters(services.settings, services.store))
+        state.guards = Guards.open(services.settings, services.store)
     return state.guards
 
 
@@ -229,7 +234,7 @@ class AccessLogRedaction(logging.Filter):
         return True
 
 
-def redact_access_log(settings: Settings) -> None:
+def redact_access_log(settings: AppOptions) -> None:
     """Put the redaction on uvicorn's access logger (once; the setting of the latest app wins)."""
     logger = logging.getLogger("uvicorn.access")
     for old in [f for f in logger.filters if isinstance(f, AccessLogRedaction)]:

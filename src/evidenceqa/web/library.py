@@ -18,7 +18,6 @@ from typing import ParamSpec, TypeVar
 
 from evidenceqa.answer.engine import Engine
 from evidenceqa.answer.pipeline import Answerer
-from evidenceqa.config import Settings
 from evidenceqa.documents import http_url
 from evidenceqa.evidence_types import type_name
 from evidenceqa.index.base import Filters
@@ -26,6 +25,7 @@ from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.loaders.tables import parse_table
 from evidenceqa.records import Answer, Citation
 from evidenceqa.retrieval.retriever import Retriever, SearchResponse
+from evidenceqa.web.options import AppOptions
 from evidenceqa.web.schemas import AdminStatusOut, CitationOut, CollectionOut, SuccessorOut, TableOut
 
 T = TypeVar("T")
@@ -41,7 +41,7 @@ class Library:
     writers: ThreadPoolExecutor  # answers being written
 
     @classmethod
-    async def open(cls, settings: Settings) -> Library:
+    async def open(cls, settings: AppOptions) -> Library:
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidenceqa-engine")
         writers = ThreadPoolExecutor(
             max_workers=settings.web_answer_threads, thread_name_prefix="evidenceqa-answer"

@@ -9,14 +9,14 @@ from typing import Any, Generic, TypeVar
 
 from fastapi import Request
 
-from evidenceqa.config import Settings
 from evidenceqa.store.db import Store
 from evidenceqa.web.library import Library
+from evidenceqa.web.options import AppOptions
 
 
 @dataclass
 class Services:
-    settings: Settings
+    settings: AppOptions
     store: Store
     library: Library
     # Answers still being produced for a client that disconnected: held so they finish and are stored.

@@ -25,13 +25,14 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
-from evidenceqa.config import Settings
 from evidenceqa.jsonl import read_rows
 from evidenceqa.store import create_user
+from evidenceqa.store.options import StoreOptions
+from evidenceqa.web.options import AppOptions
 
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
 
@@ -263,7 +264,7 @@ def spread(clock: SimClock, start: datetime, days: float) -> Callable[[int, int]
 
 @contextmanager
 def in_process(
-    settings: Settings, tag: str, start: datetime | None = None
+    settings: AppOptions, tag: str, start: datetime | None = None
 ) -> Iterator[tuple[SimUser, ClientFactory, SimClock]]:
     """The app run in this process (its real routes, no network), an administrator for the replay,
     a client factory, and the store's clock (from `start`, else now)."""
@@ -285,17 +286,18 @@ def in_process(
         yield SimUser(email, password, client), factory, clock
 
 
+S = TypeVar("S", bound=StoreOptions)
 SIMULATED_DATABASE = "simulated-pilot.sqlite3"
 
 
-def simulated_settings(settings: Settings) -> Settings:
+def simulated_settings(settings: S) -> S:
     """The settings with the simulated pilot's own SQLite database in the data home: scripted users,
     backdated answers and ratings never mix with a real pilot's."""
     path = (settings.home / SIMULATED_DATABASE).resolve()
     return settings.model_copy(update={"database_url": f"sqlite:///{path}"})
 
 
-def delete_simulated(settings: Settings) -> None:
+def delete_simulated(settings: StoreOptions) -> None:
     """Start the simulated pilot again: its database file goes, nothing else."""
     for suffix in ("", "-wal", "-shm"):
         (settings.home / f"{SIMULATED_DATABASE}{suffix}").unlink(missing_ok=True)

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from evidenceqa.config import Settings, load_settings
+from evidenceqa.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -74,9 +74,54 @@ def test_guard_counters_that_cannot_be_shared_are_refused(settings, message):
         Settings(**settings)
 
 
-def test_every_setting_is_read_by_some_component():
+def settings_table():
     spec = importlib.util.spec_from_file_location("settings_table", REPO / "scripts" / "settings_table.py")
     table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(table)
-    read = table.readers()
+    return table
+
+
+def test_every_setting_is_read_by_some_component():
+    read = settings_table().readers()
     assert [name for name in Settings.model_fields if not read.get(name)] == []
+
+
+def test_each_setting_is_declared_once_by_its_component():
+    table = settings_table()
+    declared = [
+        name
+        for cls in Settings.__mro__
+        for name in getattr(cls, "__annotations__", {})
+        if name in Settings.model_fields
+    ]
+    assert sorted(declared) == sorted(Settings.model_fields)  # no name in two components' options
+    owners = {name: table.owner(name) for name in Settings.model_fields}
+    assert all(
+        cls.__module__ not in ("evidenceqa.settings", "pydantic_settings.main") for cls in owners.values()
+    )
+    assert (
+        owners["embedder"].__name__ == "EmbeddingOptions" and owners["alpha"].__name__ == "RetrievalOptions"
+    )
+
+
+def test_environment_and_toml_reach_options_declared_in_every_layer(monkeypatch, tmp_path):
+    (tmp_path / "evidenceqa.toml").write_text('ann_nprobes = 32\nsuccess_rule = "feedback"\n')
+    monkeypatch.setenv("EVIDENCEQA_LOGIN_LOCKOUT_S", "90")
+    monkeypatch.setenv("EVIDENCEQA_LLM_API_KEY", "sk-test")
+    settings = Settings()
+    assert (settings.ann_nprobes, settings.success_rule, settings.login_lockout_s) == (32, "feedback", 90)
+    assert settings.llm_api_key is not None and settings.llm_api_key.get_secret_value() == "sk-test"
+
+
+@pytest.mark.parametrize(
+    ("settings", "kind"),
+    [
+        ({}, "memory"),  # one worker: nothing to share
+        ({"web_workers": 4}, "database"),
+        ({"redis_url": "redis://cache:6379/0"}, "redis"),
+        ({"redis_url": "redis://cache:6379/0", "guard_counters": "database"}, "database"),
+        ({"guard_counters": "database"}, "database"),
+    ],
+)
+def test_guard_counters_auto_follows_the_workers_and_redis(settings, kind):
+    assert Settings(**settings).counter_kind == kind
