@@ -134,6 +134,22 @@ def test_a_finding_that_restates_the_question_says_yes_to_it() -> None:
     assert verdict([(denied, 1)], question=question).direction == "no"
 
 
+def test_a_question_about_safety_is_answered_only_by_findings_that_state_it() -> None:
+    question = "Is tranexamic acid safe in hip replacement?"
+    benefit = "Combined use of tranexamic acid and desmopressin decreases postoperative blood loss."
+    harms = "Tranexamic acid did not increase thromboembolic complications."  # a yes, read as a "no"
+    assert polarity(benefit) == "yes" and polarity(benefit, question) is None
+    assert verdict([(benefit, 1), (harms, 2)], question=question).direction == "unclear"
+    assert (
+        verdict([("Tranexamic acid was safe and well tolerated.", 1)], question=question).direction == "yes"
+    )
+    assert (
+        verdict([("Tranexamic acid was not safe in these patients.", 1)], question=question).direction == "no"
+    )
+    # Any other question reads the benefit as before.
+    assert verdict([(benefit, 1)], question="Does tranexamic acid reduce blood loss?").direction == "yes"
+
+
 QUESTIONS = [
     "Does clipping rather than shaving reduce surgical site infection?",
     "Is chlorhexidine-alcohol better than povidone-iodine for skin antisepsis?",

@@ -102,6 +102,14 @@ _YES_NO = re.compile(
     re.I,
 )
 
+# "Is X safe?" is answered by findings that state safety or tolerability themselves. One that states
+# only a benefit ("decreases blood loss") says nothing to it, however positive; one about harms says
+# yes or no by which way they went ("did not increase complications" is a yes), which the wording
+# rules do not read. Either takes no side. (On PubMedQA: one more even-numbered question right, the
+# odd half unchanged; docs/answering.md.)
+_ASKS_SAFETY = re.compile(r"\bsafe(?:ly|ty)?\b", re.I)
+_STATES_SAFETY = re.compile(r"\b(?:safe(?:ly|ty)?|unsafe|tolera(?:ted|ble|bility))\b", re.I)
+
 DIRECTIONS = ("yes", "no", "mixed", "unclear")
 # The share of the question's terms a finding must restate to say yes by restating it.
 ECHO_SHARE = 0.5
@@ -136,8 +144,8 @@ def asks_yes_or_no(question: str) -> bool:
 def polarity(text: str, question: str = "") -> str | None:
     """What a finding says to "does X …?": "no" when it states no effect or difference, "yes" when
     it states one or restates at least ECHO_SHARE of `question`'s terms (`_side`), None when it
-    states neither or says it is uncertain."""
-    return _side(text, set(terms(question)))[0]
+    states neither, says it is uncertain, or does not state safety to a question about it."""
+    return _answer(text, question, set(terms(question)))[0]
 
 
 def is_tentative(text: str) -> bool:
@@ -167,6 +175,13 @@ def _side(text: str, asked: set[str]) -> tuple[str | None, bool]:
     if len(asked & set(terms(main))) < ECHO_SHARE * len(asked):  # "If hair has to be removed, it …"
         return stance
     return "yes", bool(_TENTATIVE.search(text))
+
+
+def _answer(text: str, question: str, asked: set[str]) -> tuple[str | None, bool]:
+    """`_side`, for a finding that speaks to what `question` asks (safety itself, when it asks that)."""
+    if _ASKS_SAFETY.search(question) and not _STATES_SAFETY.search(text):
+        return None, False
+    return _side(text, asked)
 
 
 def vote_weight(text: str, section_path: Sequence[str] = ()) -> float:
@@ -232,7 +247,7 @@ def verdict(
     weight (1 when not given), cited by those that agree with it (all that take a side when mixed)."""
     weighed = zip(sentences, weights or [1.0] * len(sentences), strict=True)
     asked = set(terms(question))
-    stances = [(_side(text, asked), n, w) for (text, n), w in weighed]
+    stances = [(_answer(text, question, asked), n, w) for (text, n), w in weighed]
     votes = [(side, n, w) for (side, _), n, w in stances if side is not None]
     if not votes:
         return Verdict("unclear", [])
