@@ -41,8 +41,11 @@ expect_extra() {  # a command, and the extra its one-line error must name
   fi
   echo "core-check: evidenceqa $* → $message"
 }
-# The command list names each missing extra in full (Rich once read "[web]" as a style tag).
-if ! COLUMNS=200 "$BIN/evidenceqa" --help | grep -qF "pip install 'evidenceqa[adapt]'"; then
+# The command list names each missing extra in full (Rich once read "[web]" as a style tag). Read
+# whole before matching: `grep -q` stops at the first match, and under pipefail the help that could
+# not finish writing to it failed the check at random.
+help_text="$(COLUMNS=200 "$BIN/evidenceqa" --help)"
+if [[ "$help_text" != *"pip install 'evidenceqa[adapt]'"* ]]; then
   echo "core-check: evidenceqa --help does not name the adapt extra in full" >&2; exit 1
 fi
 expect_extra web serve
