@@ -70,6 +70,18 @@ def test_yes_no_questions_are_told_from_open_ones() -> None:
         ("Men and women reported similar patterns of depressive symptoms.", "no"),
         ("Both groups have similar perioperative results and neurological outcomes.", "no"),
         ("There are no data to support the practice of using central venous pressure.", "no"),
+        # A negated modal, and words that say no by themselves.
+        ("Samples from heparinized arterial lines cannot be relied upon for APTT results.", "no"),
+        ("The register will not be able to provide the same quality of information.", "no"),
+        ("Bedside assessment lacks the necessary sensitivity to be used for screening.", "no"),
+        ("Protection against infectious diseases was frequently insufficient in the elderly.", "no"),
+        ("Image manipulations are unlikely to be detected by dentists.", "no"),
+        ("None of the proposed clinical identifiers have been validated.", "no"),
+        ("All five predictive models have limited ability to risk-stratify patients.", "no"),
+        ("Symptoms had a poor predictive value for COPD.", "no"),
+        # Not a negation: "not only" adds, "may or may not" is uncertain.
+        ("Quality of life is not only the outcome of the disease but improves with support.", "yes"),
+        ("Fluoridation may or may not reduce the use of restorative services.", None),
     ],
 )
 def test_the_polarity_of_a_finding(text: str, side: str | None) -> None:

@@ -55,15 +55,28 @@ _OTHER_SECTION = re.compile(
     re.I,
 )
 _BACKGROUND = re.compile(r"\b(?:background|introduction)\b", re.I)
-# A stated absence of effect: the evidence says no to "does X …?".
+# A stated absence of effect: the evidence says no to "does X …?". A negated auxiliary or modal
+# ("cannot be relied upon", "will not be able to"; not "is not only", nor the uncertain "may or may
+# not"), a denied quantity ("no difference", "none of", "not all"), or a word that says no by itself
+# ("lacks the necessary sensitivity", "insufficient", "unlikely to", "limited ability", "poor
+# predictive value").
 _NEGATED = re.compile(
-    r"\b(?:did|does|do|was|were|is|are|could|can|should|has|have)\s+not\b|\b(?:didn't|doesn't|don't|wasn't|weren't|isn't|aren't)\b"
+    r"(?<!may or )\b(?:did|does|do|was|were|is|are|could|can|should|has|have|had|will|would|may|might|must"
+    r"|need)\s+not\b(?!\s+(?:only|just)\b)"
+    r"|\b(?:didn't|doesn't|don't|wasn't|weren't|isn't|aren't|cannot|can't|won't|wouldn't|couldn't|shouldn't"
+    r"|hasn't|haven't)\b"
     r"|\b(?:no|little) (?:[\w-]+ ){0,3}(?:differences?|associations?|effects?|benefits?|improvement|reduction"
     r"|increase|changes?|evidence|correlation|relation(?:ship)?|indications?|value|role|alteration|impact"
     r"|advantage|need|place|data)\b"
-    r"|\black of (?:[\w-]+ ){0,1}(?:correlation|association|effect|evidence|benefit|difference)\b"
+    r"|\black(?:s|ed)? (?:of )?(?:[\w-]+ ){0,2}(?:correlation|association|effect|evidence|benefit|difference"
+    r"|sensitivity|specificity|accuracy|power)\b"
     r"|\bnot (?:significantly|associated|related|correlated|different|effective|superior|improved|reduced)\b"
-    r"|\b(?:failed to|neither|unrelated|no longer|not statistically)\b|\b(?:appears?|appeared|seems?|seemed) not\b"
+    r"|\b(?:failed to|neither|unrelated|no longer|not statistically|unable to|insufficient|inadequate(?:ly)?"
+    r"|unreliable|inaccurate|ineffective|unnecessary|unlikely|none of|not all)\b"
+    r"|\b(?:appears?|appeared|seems?|seemed) not\b"
+    r"|\blimited (?:[\w-]+ ){0,1}(?:ability|value|role|benefit|effect|utility|accuracy|usefulness|impact)\b"
+    r"|\bpoor(?:ly)? (?:[\w-]+ ){0,1}(?:predictive|predictor|predicts?|correlat\w*|agreement|sensitivity"
+    r"|specificity|accuracy|reliability|performance)\b"
     r"|\b(?:similar|comparable|equivalent) (?:in|between|to|(?:[\w-]+ ){0,2}(?:rates|outcomes|patterns|results|levels|survival))\b",
     re.I,
 )
@@ -91,7 +104,7 @@ _CONDITION = re.compile(r"^(?:if|when|where|unless|although|though|while|whereas
 # may increase infection" is how a trial's conclusion says yes).
 _UNCERTAIN = re.compile(
     r"\b(?:unclear|uncertain|remains? (?:to be|controversial|unknown)|inconclusive|conflicting|controversial"
-    r"|not (?:yet )?(?:clear|known|established))\b",
+    r"|not (?:yet )?(?:clear|known|established)|may or may not|little is known)\b",
     re.I,
 )
 _TENTATIVE = re.compile(r"\b(?:may|might|appears? to|seems? to|possibly|potentially)\b", re.I)
