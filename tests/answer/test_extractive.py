@@ -275,6 +275,29 @@ def test_a_source_that_only_restates_the_question_is_not_kept_as_the_other_side(
     assert {n for s in draft.sentences for n in s.citations} == {1}
 
 
+def test_a_yes_no_answer_quotes_its_first_sources_conclusion(generator):
+    """The results match the question's words best, yet the conclusion says what the study found:
+    the answer quotes it, and the yes/no line hears it."""
+    results = (
+        "Delirium after hip fracture surgery occurred in 31% of the early mobilisation group and in 33% "
+        "of the usual care group. Early mobilisation after hip fracture surgery started within 24 hours in "
+        "92% of patients. Patients with delirium after hip fracture surgery were older. Early mobilisation "
+        "after hip fracture surgery was more often interrupted by pain in patients with delirium."
+    )
+    conclusion = "These findings do not support mobilisation alone to prevent postoperative confusion."
+    study = "Early mobilisation after hip fracture surgery"
+    evidence = [
+        Evidence(1, chunk("trial#2", results, study, 2020, ["Results"]), 0.9),
+        Evidence(2, chunk("trial#3", conclusion, study, 2020, ["Conclusions"]), 0.8),
+    ]
+    draft = generator.generate(
+        "Does early mobilisation reduce delirium after hip fracture surgery?", evidence
+    )
+    assert conclusion in [s.text for s in draft.sentences]
+    assert len([s for s in draft.sentences if not is_summary(s.text)]) <= generator.max_sentences
+    assert direction_of(draft.sentences[0].text) == "mixed"  # before, "yes" from the 31% vs 33% alone
+
+
 @pytest.mark.parametrize(
     ("question", "junk"),
     [

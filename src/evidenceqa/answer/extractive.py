@@ -202,10 +202,12 @@ class ExtractiveGenerator:
             return []
         # Sources are cut before sentences are chosen, so the places an off-topic source would have
         # taken go to more of the sources kept.
-        scores = _of_sources_about_the_question(
-            scores, candidates, self.source_cutoff, asks_yes_or_no(question)
-        )
-        return _by_source(self._select(scores, candidates, vectors), scores, candidates)
+        yes_or_no = asks_yes_or_no(question)
+        scores = _of_sources_about_the_question(scores, candidates, self.source_cutoff, yes_or_no)
+        chosen = self._select(scores, candidates, vectors)
+        if yes_or_no:
+            chosen = _with_first_conclusion(chosen, scores, candidates, question, self.max_sentences)
+        return _by_source(chosen, scores, candidates)
 
     def _select(
         self, scores: dict[int, float], candidates: list[_Candidate], vectors: np.ndarray
@@ -258,6 +260,31 @@ def _of_sources_about_the_question(
             if taken and said - taken and best[doc] >= DISAGREEING_CUTOFF * top
         }
     return {i: score for i, score in scores.items() if candidates[i].doc_id in kept}
+
+
+def _with_first_conclusion(
+    chosen: list[int], scores: dict[int, float], candidates: list[_Candidate], question: str, limit: int
+) -> list[int]:
+    """`chosen`, with the first source's best conclusion that takes a side on `question` when it has
+    one and none was chosen: what a study found as a whole is what a yes/no answer must quote and
+    its yes/no line must hear, even where a single result matched the question's words better. It
+    takes the last place when the answer is full. (On PubMedQA, answered whole: the line is right
+    more often on both halves of the questions; docs/answering.md.)"""
+    if not chosen:
+        return chosen
+    rank = _source_ranks(candidates)
+    first = min({candidates[i].doc_id for i in scores}, key=rank.__getitem__)
+    concluding = [
+        i
+        for i in scores
+        if candidates[i].doc_id == first
+        and candidates[i].finding > 0
+        and candidates[i].vote > 1
+        and polarity(candidates[i].text, question) is not None
+    ]
+    if not concluding or any(i in chosen for i in concluding):
+        return chosen
+    return [*chosen[: limit - 1], max(concluding, key=scores.__getitem__)]
 
 
 def _by_source(chosen: list[int], scores: dict[int, float], candidates: list[_Candidate]) -> list[_Candidate]:
