@@ -133,6 +133,8 @@ def test_a_document_without_a_title_is_named_as_in_the_web_app(tmp_path):
     found = run(home, "search", "chlorhexidine mucosa", "--mode", "bm25", "--k", "1")
     assert "Journal abstract on Chlorhexidine; Mucous Membrane" in found.stdout, found.stdout
     assert "pubmed-1" not in found.stdout
+    listed = run(home, "library", "--documents")  # not a blank title beside its id
+    assert "Journal abstract on Chlorhexidine; Mucous Membrane" in listed.stdout, listed.stdout
 
 
 def test_exit_code_is_non_zero_only_when_nothing_was_ingested(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,18 @@ from rich.table import Table
 from evidenceqa.chunking import STRATEGIES, ChunkStats, chunk_stats
 from evidenceqa.cli.app import app
 from evidenceqa.cli.calibrate import calibrate_library
-from evidenceqa.cli.common import chunking, emit, err, fail, labelled, note, out, settings_of, skipped
+from evidenceqa.cli.common import (
+    chunking,
+    document_labels,
+    emit,
+    err,
+    fail,
+    labelled,
+    note,
+    out,
+    settings_of,
+    skipped,
+)
 from evidenceqa.cli.search import open_engine, sync_engine
 from evidenceqa.documents import Document
 from evidenceqa.library import preview
@@ -147,12 +159,13 @@ def library(
         )
         out.print(table)
         if documents:
+            listed = list(islice(catalogue.documents(collection), limit))
+            # A title-less document (a PubMed abstract) is named as the chat names it, not left blank.
+            labels = document_labels(catalogue, ((r.doc_id, r.title, "") for r in listed))
             listing = Table("doc_id", "Year", "Chunks", "Title")
-            for i, record in enumerate(catalogue.documents(collection)):
-                if i >= limit:
-                    break
+            for record in listed:
                 listing.add_row(
-                    record.doc_id, str(record.year or ""), str(record.chunks), (record.title or "")[:80]
+                    record.doc_id, str(record.year or ""), str(record.chunks), labels[record.doc_id][:80]
                 )
             out.print(listing)
 
