@@ -432,6 +432,24 @@ def test_the_sources_own_reference_numbers_never_look_like_our_citations(generat
     assert "The incubation period of COVID-19 was estimated at five days in early case series." in draft.text
 
 
+@pytest.mark.parametrize(
+    ("sentence", "quoted"),
+    [
+        # A superscript's number, flattened into the text, opens the next sentence.
+        ("13 Patients with co-infection had fever for longer.", "Patients with co-infection had"),
+        ("12,40 Among co-infected patients fever lasted longer.", "Among co-infected patients"),
+        # A count that opens a sentence stays.
+        ("20 patients with co-infection had fever for longer.", "20 patients with co-infection"),
+    ],
+)
+def test_a_superscript_reference_number_does_not_open_a_quoted_sentence(generator, sentence, quoted):
+    body = f"Respiratory viruses were common in children. {sentence}"
+    evidence = [Evidence(1, chunk("flu#0", body, "Respiratory viruses", 2015, ["Results"]), 0.9)]
+    draft = generator.generate("How long did fever last in patients with co-infection?", evidence)
+    assert any(s.text.startswith(quoted) for s in draft.sentences), draft.text
+    assert not {s.text.split(" ")[0] for s in draft.sentences} & {"13", "12,40"}
+
+
 def test_mixed_evidence_names_each_side_with_its_kind_and_year():
     trial = replace(
         chunk("trial#1", "Shaving increased infection.", "Shaving", 2019, ["Results"]), evidence_type="rct"

@@ -100,6 +100,10 @@ _CITATION_DEBRIS = re.compile(
 # A bracketed reference list: [11], [3, 4], [5-7], [12–14]; with the space before it, and the one
 # after it where punctuation follows ("15-45% [1] ." reads "15-45%.").
 _REFERENCE_MARK = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\](?:\s+(?=[.,;:]))?")
+# A superscript reference flattened into the text (CORD-19's full texts) ends up opening the next
+# sentence: "13 Patients 0-65 years of age were recruited.", "12,40 Among our positive cases, …". A
+# sentence that really opens on a count goes on in lower case ("20 patients were …").
+_LEADING_REFERENCE = re.compile(r"^\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\s+(?=[A-Z][a-z])")
 
 
 @dataclass(frozen=True)
@@ -305,9 +309,10 @@ def _source_ranks(candidates: list[_Candidate]) -> dict[str, int]:
 
 
 def _without_reference_marks(text: str) -> str:
-    """The source's own numbered references ("… 14 days [11] ,") removed: in an answer, [n] must
-    always mean our evidence n. The citation keeps the verbatim text for highlighting."""
-    return _REFERENCE_MARK.sub("", text).strip()
+    """The source's own numbered references ("… 14 days [11] ,", a superscript's number before the
+    sentence) removed: in an answer, [n] must always mean our evidence n, and no stray number may read
+    as a count. The citation keeps the verbatim text for highlighting."""
+    return _LEADING_REFERENCE.sub("", _REFERENCE_MARK.sub("", text).strip())
 
 
 def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
