@@ -162,12 +162,31 @@ def test_a_question_about_safety_is_answered_only_by_findings_that_state_it() ->
     assert verdict([(benefit, 1)], question="Does tranexamic acid reduce blood loss?").direction == "yes"
 
 
+def test_a_question_whether_two_things_are_alike_is_answered_by_no_difference() -> None:
+    alike = "Is single-agent mitoxantrone as effective as combination chemotherapy?"
+    no_difference = (
+        "No significant difference was detected between the two treatments in response or survival."
+    )
+    lower = "Interstitial concentrations of meropenem were significantly lower than plasma concentrations."
+    assert polarity(no_difference) == "no" and polarity(no_difference, alike) == "yes"
+    equivalent = "Are interstitial concentrations of meropenem equivalent to plasma concentrations?"
+    assert polarity(lower) == "yes" and polarity(lower, equivalent) == "no"
+    weaker = "Mitoxantrone alone was not as effective as combination chemotherapy."
+    assert polarity(weaker, alike) == "no"
+    # An effect that compares nothing says nothing about alike; "the same target" compares nothing.
+    accurate = "Ultrasound diagnosed fractures accurately."
+    assert polarity(accurate) == "yes" and polarity(accurate, "Is ultrasound equal to X-ray?") is None
+    target = "Should all patients be optimised to the same haemoglobin level to avoid transfusion?"
+    assert polarity("Not all patients need the same haemoglobin target.", target) == "no"
+
+
 QUESTIONS = [
     "Does clipping rather than shaving reduce surgical site infection?",
     "Is chlorhexidine-alcohol better than povidone-iodine for skin antisepsis?",
     "Does tranexamic acid reduce the need for blood transfusion?",
     "Should hair be removed routinely before surgery?",
     "Can alcohol-based antiseptic ignite under diathermy?",
+    "Is clipping as good as shaving for preventing surgical site infection?",
 ]
 
 

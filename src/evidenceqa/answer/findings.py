@@ -123,6 +123,28 @@ _YES_NO = re.compile(
 _ASKS_SAFETY = re.compile(r"\bsafe(?:ly|ty)?\b", re.I)
 _STATES_SAFETY = re.compile(r"\b(?:safe(?:ly|ty)?|unsafe|tolera(?:ted|ble|bility))\b", re.I)
 
+# "Is X as effective as Y?", "equivalent to", "the same message from …": a question whether two things
+# are alike, to which "no significant difference" says yes, a stated difference ("lower than",
+# "superior") says no, and an effect that compares nothing ("reduced infection") says neither.
+# ("The same haemoglobin level to avoid transfusion" compares nothing: not such a question.)
+_ASKS_SAMENESS = re.compile(
+    r"\b(?:as (?:[\w-]+ ){1,2}as|equivalent|equal(?:ly)?|similar|comparable|non-?inferior|identical"
+    r"|interchangeable|the same (?:[\w-]+ ){0,2}(?:as|from|between|in))\b",
+    re.I,
+)
+_DIFFERENCE = re.compile(
+    r"\b(?:higher|lower|fewer|greater|shorter|longer|less|more|better|worse)\b(?:\s+[\w-]+){0,3}\s+than\b"
+    r"|\b(?:superior|inferior)\b|\bdiffer(?:s|ed|ent|ences?)\b"
+    r"|\bsignificantly (?:higher|lower|different|greater|less|more|better|worse|reduced|increased)\b",
+    re.I,
+)
+# A negated likeness: a difference stated with "not" ("not as effective as"), where other negations
+# ("no significant difference") state likeness.
+_UNLIKE = re.compile(
+    r"\bnot (?:as (?:[\w-]+ ){1,2}as|equivalent|equal|similar|comparable|identical|interchangeable|the same)\b",
+    re.I,
+)
+
 DIRECTIONS = ("yes", "no", "mixed", "unclear")
 # The share of the question's terms a finding must restate to say yes by restating it.
 ECHO_SHARE = 0.5
@@ -191,10 +213,17 @@ def _side(text: str, asked: set[str]) -> tuple[str | None, bool]:
 
 
 def _answer(text: str, question: str, asked: set[str]) -> tuple[str | None, bool]:
-    """`_side`, for a finding that speaks to what `question` asks (safety itself, when it asks that)."""
+    """`_side`, for a finding that speaks to what `question` asks (safety itself, when it asks that;
+    sameness or a difference, when it asks whether two things are alike)."""
     if _ASKS_SAFETY.search(question) and not _STATES_SAFETY.search(text):
         return None, False
-    return _side(text, asked)
+    side, tentative = _side(text, asked)
+    if side is None or not _ASKS_SAMENESS.search(question) or side != _stance(text)[0]:
+        return side, tentative  # a finding that restates the question says yes to it as asked
+    main = _QUALIFIER.split(text, maxsplit=1)[0]
+    if side == "no":
+        return ("no" if _UNLIKE.search(main) else "yes"), tentative
+    return ("no", tentative) if _DIFFERENCE.search(main) else (None, False)
 
 
 def vote_weight(text: str, section_path: Sequence[str] = ()) -> float:
