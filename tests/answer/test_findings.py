@@ -178,6 +178,19 @@ def test_a_question_whether_two_things_are_alike_is_answered_by_no_difference() 
     assert polarity(accurate) == "yes" and polarity(accurate, "Is ultrasound equal to X-ray?") is None
     target = "Should all patients be optimised to the same haemoglobin level to avoid transfusion?"
     assert polarity("Not all patients need the same haemoglobin target.", target) == "no"
+    # Nor is a conjunction, an amount or a time a likeness asked about.
+    both = "Does ondansetron reduce nausea as well as vomiting after surgery?"
+    assert polarity("Ondansetron did not reduce vomiting.", both) == "no"
+    assert (
+        polarity("Ondansetron did not reduce vomiting.", "Is anticoagulation needed for as long as 6 months?")
+        == "no"
+    )
+    assert (
+        polarity(
+            "Combined repair did not add risk.", "Can the sling be fitted at the same time as the repair?"
+        )
+        == "no"
+    )
 
 
 QUESTIONS = [

@@ -126,10 +126,11 @@ _STATES_SAFETY = re.compile(r"\b(?:safe(?:ly|ty)?|unsafe|tolera(?:ted|ble|bility
 # "Is X as effective as Y?", "equivalent to", "the same message from …": a question whether two things
 # are alike, to which "no significant difference" says yes, a stated difference ("lower than",
 # "superior") says no, and an effect that compares nothing ("reduced infection") says neither.
-# ("The same haemoglobin level to avoid transfusion" compares nothing: not such a question.)
+# Not such a question: "the same haemoglobin level to avoid transfusion", "at the same time as", and
+# the conjunctions and amounts "as well as", "as long as", "as much as".
 _ASKS_SAMENESS = re.compile(
-    r"\b(?:as (?:[\w-]+ ){1,2}as|equivalent|equal(?:ly)?|similar|comparable|non-?inferior|identical"
-    r"|interchangeable|the same (?:[\w-]+ ){0,2}(?:as|from|between|in))\b",
+    r"\b(?:as (?!(?:well|soon|long|far|much|many) as\b)(?:[\w-]+ ){1,3}as|equivalent|equal(?:ly)?|similar"
+    r"|comparable|non-?inferior|identical|interchangeable|the same (?!time\b)(?:[\w-]+ ){0,2}(?:as|from|between|in))\b",
     re.I,
 )
 _DIFFERENCE = re.compile(
