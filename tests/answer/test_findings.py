@@ -82,6 +82,7 @@ def test_yes_no_questions_are_told_from_open_ones() -> None:
         # Not a negation: "not only" adds, "may or may not" is uncertain.
         ("Quality of life is not only the outcome of the disease but improves with support.", "yes"),
         ("Fluoridation may or may not reduce the use of restorative services.", None),
+        ("Irritation of the gastrointestinal tract by the drug cannot be ruled out.", None),
     ],
 )
 def test_the_polarity_of_a_finding(text: str, side: str | None) -> None:

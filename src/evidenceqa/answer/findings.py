@@ -57,14 +57,14 @@ _OTHER_SECTION = re.compile(
 _BACKGROUND = re.compile(r"\b(?:background|introduction)\b", re.I)
 # A stated absence of effect: the evidence says no to "does X …?". A negated auxiliary or modal
 # ("cannot be relied upon", "will not be able to"; not "is not only", nor the uncertain "may or may
-# not"), a denied quantity ("no difference", "none of", "not all"), or a word that says no by itself
-# ("lacks the necessary sensitivity", "insufficient", "unlikely to", "limited ability", "poor
-# predictive value").
+# not" and "cannot be ruled out"), a denied quantity ("no difference", "none of", "not all"), or a
+# word that says no by itself ("lacks the necessary sensitivity", "insufficient", "unlikely to",
+# "limited ability", "poor predictive value").
 _NEGATED = re.compile(
     r"(?<!may or )\b(?:did|does|do|was|were|is|are|could|can|should|has|have|had|will|would|may|might|must"
-    r"|need)\s+not\b(?!\s+(?:only|just)\b)"
+    r"|need)\s+not\b(?!\s+(?:only|just)\b|\s+be\s+(?:excluded|ruled out)\b)"
     r"|\b(?:didn't|doesn't|don't|wasn't|weren't|isn't|aren't|cannot|can't|won't|wouldn't|couldn't|shouldn't"
-    r"|hasn't|haven't)\b"
+    r"|hasn't|haven't)\b(?!\s+be\s+(?:excluded|ruled out)\b)"
     r"|\b(?:no|little) (?:[\w-]+ ){0,3}(?:differences?|associations?|effects?|benefits?|improvement|reduction"
     r"|increase|changes?|evidence|correlation|relation(?:ship)?|indications?|value|role|alteration|impact"
     r"|advantage|need|place|data)\b"
@@ -104,7 +104,8 @@ _CONDITION = re.compile(r"^(?:if|when|where|unless|although|though|while|whereas
 # may increase infection" is how a trial's conclusion says yes).
 _UNCERTAIN = re.compile(
     r"\b(?:unclear|uncertain|remains? (?:to be|controversial|unknown)|inconclusive|conflicting|controversial"
-    r"|not (?:yet )?(?:clear|known|established)|may or may not|little is known)\b",
+    r"|not (?:yet )?(?:clear|known|established)|may or may not|little is known"
+    r"|(?:cannot|can't|could not|can not) be (?:excluded|ruled out))\b",
     re.I,
 )
 _TENTATIVE = re.compile(r"\b(?:may|might|appears? to|seems? to|possibly|potentially)\b", re.I)
