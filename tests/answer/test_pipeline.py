@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,34 @@ def test_an_answers_sources_are_numbered_one_per_document_without_gaps(
     by_document = {c.doc_id: c.n for c in result.citations}
     assert len(by_document) == max(numbers)  # one number per document
     assert sum(c.doc_id == "pubmed-1" for c in result.citations) == 2  # both passages, under one number
+
+
+def test_a_yes_no_answer_hears_the_first_sources_conclusion_the_search_did_not_rank(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """One result is all the evidence (k=1): the study's Results, which match the question's words
+    best. Its Conclusions, which say what it found as a whole, are read from the catalogue and quoted."""
+    results = ("Infection after spinal surgery occurred in 5% of patients whose incision site was shaved "
+               "before spinal surgery and in 4% of those whose incision site was not shaved.")  # fmt: skip
+    conclusion = "Razor preparation of the operative field is not associated with wound sepsis."
+    study = {"doc_id": "pubmed-7", "title": "Shaving before spinal surgery", "doc_type": "journal-abstract",
+             "sections": [{"heading": "Results", "paragraphs": [results]},
+                          {"heading": "Conclusions", "paragraphs": [conclusion]}]}  # fmt: skip
+    library = tmp_path / "lib.jsonl"
+    library.write_text(json.dumps(study) + "\n", encoding="utf-8")
+    with Engine.open(engine.settings.model_copy(update={"home": tmp_path / "data"})) as home:
+        Ingestor(home.catalogue, ChunkingConfig()).ingest_file(library)
+        home.sync()
+        answerer = home.answerer(MemoryCache(16))
+        answerer = replace(answerer, abstainer=Abstainer())  # the floor: this library is one paper
+        question = (
+            "Does shaving the incision site before spinal surgery increase infection after spinal surgery?"
+        )
+        searched = answerer.retriever.search(question, k=1)
+        assert conclusion not in searched.results[0].chunk.body  # the search ranks the Results first
+        result = answerer.ask(question, k=1, use_cache=False)
+        assert conclusion in result.answer, result.answer
+        assert any(conclusion in c.text for c in result.citations)
+        # Another kind of question keeps to the evidence ranked for it.
+        listed = answerer.ask("What were the infection rates after shaving before spinal surgery?", k=1)
+        assert conclusion not in listed.answer

@@ -228,10 +228,16 @@ def _answer(text: str, question: str, asked: set[str]) -> tuple[str | None, bool
     return ("no", tentative) if _DIFFERENCE.search(main) else (None, False)
 
 
+def is_conclusion(section_path: Sequence[str]) -> bool:
+    """Whether a section states what a study found as a whole (Conclusions, Interpretation, Summary;
+    not a "Summary of Background Data")."""
+    path = " ".join(section_path)
+    return bool(_CONCLUSION_SECTION.search(path)) and not _BACKGROUND.search(path)
+
+
 def vote_weight(text: str, section_path: Sequence[str] = ()) -> float:
     """How much a finding counts towards the verdict: a conclusion twice a single result."""
-    concluding = _CONCLUDING.match(text.strip()) or _CONCLUSION_SECTION.search(" ".join(section_path))
-    return 2.0 if concluding else 1.0
+    return 2.0 if _CONCLUDING.match(text.strip()) or is_conclusion(section_path) else 1.0
 
 
 # Every yes/no line opens so: how a reader (and `direction_of`) tells it from a quoted sentence.

@@ -26,7 +26,10 @@ from evidenceqa.answer.citations import (
     nearest_passages,
     unsupported_count,
 )
+from evidenceqa.answer.findings import asks_yes_or_no, is_conclusion
+from evidenceqa.documents import Chunk
 from evidenceqa.index.base import Filters
+from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.records import Answer, Sentence
 from evidenceqa.retrieval.followup import FollowUps, Resolution
 from evidenceqa.retrieval.question import QuestionError, clean_question
@@ -51,6 +54,21 @@ class Pending:
     version: int
     cache_key: str | None  # None: the answer is not to be cached
     started: float
+    # Evidence the search did not rank but the answer must hear (`first_conclusion`).
+    context: list[Chunk] = field(default_factory=list)
+
+
+def first_conclusion(results: Sequence[SearchResult], catalogue: Catalogue) -> list[Chunk]:
+    """For a yes/no question: the first source's conclusion when the search found none of it (a
+    Results chunk can match the question's words better than the Conclusions that say what the study
+    found as a whole, and the yes/no line must hear those). Its first chunk in a section named as a
+    conclusion; none when the document has no such section."""
+    if not results:
+        return []
+    first = results[0].chunk.doc_id
+    if any(r.chunk.doc_id == first and is_conclusion(r.chunk.section_path) for r in results):
+        return []
+    return next(([c] for c in catalogue.chunks(first) if is_conclusion(c.section_path)), [])
 
 
 def current(results: Sequence[SearchResult]) -> list[SearchResult]:
@@ -62,7 +80,8 @@ def current(results: Sequence[SearchResult]) -> list[SearchResult]:
 
 
 class AnswererOptions(RetrievalOptions, CacheOptions):
-    # How many retrieved chunks the generator sees as numbered evidence.
+    # How many retrieved chunks the generator sees as numbered evidence (a yes/no question's also sees
+    # its first source's conclusion, when none of it was retrieved: `first_conclusion`).
     evidence_k: int = Field(8, ge=1, le=50)
     # USD per 1,000 tokens, for the cost of each answer; 0 for a local model. Azure prices are set by
     # the deployer (they depend on the resource and deployment), so they are configured here too.
@@ -136,7 +155,10 @@ class Answerer:
         if cached is not None:
             return self._from_cache(cached, resolved, started, on_delta)
         response = self.retriever.search(resolved.question, k=k, filters=filters, temporal=question_years)
-        return Pending(resolved, response, version, key if use_cache else None, started)
+        context = []
+        if asks_yes_or_no(resolved.question):  # read here: `finish` touches no catalogue
+            context = first_conclusion(current(response.results), self.retriever.catalogue)
+        return Pending(resolved, response, version, key if use_cache else None, started, context)
 
     def searched_forms(self, questions: Sequence[str]) -> list[str]:
         """A conversation's questions as asked (an OpenAI client's history) → as they would have been
@@ -169,7 +191,7 @@ class Answerer:
 
     def finish(self, pending: Pending, on_delta: Callable[[str], None] | None = None) -> Answer:
         """Write, check and cache the answer; touches no catalogue, so any thread may run it."""
-        answer = self._answer(pending.question, pending.response, pending.version, on_delta)
+        answer = self._answer(pending.question, pending.response, pending.version, on_delta, pending.context)
         answer.timings_ms["total"] = _ms_since(pending.started)
         # A stand-in for a failed LLM is not kept: once it is back, its own answer is wanted.
         if pending.cache_key and answer.generator == self.generator.name:
@@ -182,10 +204,14 @@ class Answerer:
         response: SearchResponse,
         version: int,
         on_delta: Callable[[str], None] | None,
+        context: Sequence[Chunk] = (),
     ) -> Answer:
         timings = {name: ms for name, ms in response.timings_ms.items() if name != "total"}
         clock = time.perf_counter()
         evidence = [Evidence(r.rank, r.chunk, r.score) for r in current(response.results)]
+        # After the ranked evidence, numbered on; scored as the source it belongs to.
+        last = max((item.n for item in evidence), default=0)
+        evidence += [Evidence(last + i, c, evidence[0].score) for i, c in enumerate(context, 1)]
         judgement = self.abstainer.judge(response, self.retriever.embedder)
         if judgement.abstain:
             draft = abstention(self.generator.name)
