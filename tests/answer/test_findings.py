@@ -174,6 +174,9 @@ def test_a_question_whether_two_things_are_alike_is_answered_by_no_difference() 
     assert polarity(lower) == "yes" and polarity(lower, equivalent) == "no"
     weaker = "Mitoxantrone alone was not as effective as combination chemotherapy."
     assert polarity(weaker, alike) == "no"
+    # Denied in as many words as it is asked: "as safe and effective as" both ways.
+    both = "Is the laparoscopic repair as safe and effective as the open one?"
+    assert polarity("The laparoscopic repair was not as safe and effective as the open one.", both) == "no"
     # An effect that compares nothing says nothing about alike; "the same target" compares nothing.
     accurate = "Ultrasound diagnosed fractures accurately."
     assert polarity(accurate) == "yes" and polarity(accurate, "Is ultrasound equal to X-ray?") is None

@@ -124,14 +124,16 @@ _YES_NO = re.compile(
 _ASKS_SAFETY = re.compile(r"\bsafe(?:ly|ty)?\b", re.I)
 _STATES_SAFETY = re.compile(r"\b(?:safe(?:ly|ty)?|unsafe|tolera(?:ted|ble|bility))\b", re.I)
 
+# The words that say two things are alike, asked of ("equivalent to") or denied ("not equivalent").
+_ALIKE = r"as (?:[\w-]+ ){1,3}as|equivalent|equal(?:ly)?|similar|comparable|non-?inferior|identical|interchangeable"
 # "Is X as effective as Y?", "equivalent to", "the same message from …": a question whether two things
 # are alike, to which "no significant difference" says yes, a stated difference ("lower than",
 # "superior") says no, and an effect that compares nothing ("reduced infection") says neither.
 # Not such a question: "the same haemoglobin level to avoid transfusion", "at the same time as", and
 # the conjunctions and amounts "as well as", "as long as", "as much as".
 _ASKS_SAMENESS = re.compile(
-    r"\b(?:as (?!(?:well|soon|long|far|much|many) as\b)(?:[\w-]+ ){1,3}as|equivalent|equal(?:ly)?|similar"
-    r"|comparable|non-?inferior|identical|interchangeable|the same (?!time\b)(?:[\w-]+ ){0,2}(?:as|from|between|in))\b",
+    rf"\b(?:(?!as (?:well|soon|long|far|much|many) as\b){_ALIKE}"
+    r"|the same (?!time\b)(?:[\w-]+ ){0,2}(?:as|from|between|in))\b",
     re.I,
 )
 _DIFFERENCE = re.compile(
@@ -142,10 +144,7 @@ _DIFFERENCE = re.compile(
 )
 # A negated likeness: a difference stated with "not" ("not as effective as"), where other negations
 # ("no significant difference") state likeness.
-_UNLIKE = re.compile(
-    r"\bnot (?:as (?:[\w-]+ ){1,2}as|equivalent|equal|similar|comparable|identical|interchangeable|the same)\b",
-    re.I,
-)
+_UNLIKE = re.compile(rf"\bnot (?:{_ALIKE}|the same)\b", re.I)
 
 DIRECTIONS = ("yes", "no", "mixed", "unclear")
 # The share of the question's terms a finding must restate to say yes by restating it.
