@@ -79,6 +79,17 @@ def test_yes_no_questions_are_told_from_open_ones() -> None:
         ("None of the proposed clinical identifiers have been validated.", "no"),
         ("All five predictive models have limited ability to risk-stratify patients.", "no"),
         ("Symptoms had a poor predictive value for COPD.", "no"),
+        # Knowledge or agreement stated to be low.
+        ("Family doctors have little awareness of the costs of medical care.", "no"),
+        ("Correlation between the transition zone and the length of aganglionosis remains low.", "no"),
+        ("The diagnostic yield of routine staging laparoscopy was very low.", "no"),
+        ("The infection rate was low in both groups (2.1%).", "yes"),
+        # A leading condition is not what the sentence states; a sentence that is all condition is read whole.
+        (
+            "Although infection rates did not differ overall, chlorhexidine significantly reduced deep infection.",
+            "yes",
+        ),
+        ("While music did not significantly reduce cortisol, spikes were observed merely by chance.", "no"),
         # Not a negation: "not only" adds, "may or may not" is uncertain.
         ("Quality of life is not only the outcome of the disease but improves with support.", "yes"),
         ("Fluoridation may or may not reduce the use of restorative services.", None),

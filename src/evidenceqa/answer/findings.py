@@ -59,7 +59,8 @@ _BACKGROUND = re.compile(r"\b(?:background|introduction)\b", re.I)
 # ("cannot be relied upon", "will not be able to"; not "is not only", nor the uncertain "may or may
 # not" and "cannot be ruled out"), a denied quantity ("no difference", "none of", "not all"), or a
 # word that says no by itself ("lacks the necessary sensitivity", "insufficient", "unlikely to",
-# "limited ability", "poor predictive value").
+# "limited ability", "poor predictive value", "little awareness"), or a measure of agreement or
+# knowledge stated to be low ("correlation … remains low").
 _NEGATED = re.compile(
     r"(?<!may or )\b(?:did|does|do|was|were|is|are|could|can|should|has|have|had|will|would|may|might|must"
     r"|need)\s+not\b(?!\s+(?:only|just)\b|\s+be\s+(?:excluded|ruled out)\b)"
@@ -77,7 +78,11 @@ _NEGATED = re.compile(
     r"|\blimited (?:[\w-]+ ){0,1}(?:ability|value|role|benefit|effect|utility|accuracy|usefulness|impact)\b"
     r"|\bpoor(?:ly)? (?:[\w-]+ ){0,1}(?:predictive|predictor|predicts?|correlat\w*|agreement|sensitivity"
     r"|specificity|accuracy|reliability|performance)\b"
-    r"|\b(?:similar|comparable|equivalent) (?:in|between|to|(?:[\w-]+ ){0,2}(?:rates|outcomes|patterns|results|levels|survival))\b",
+    r"|\b(?:similar|comparable|equivalent) (?:in|between|to|(?:[\w-]+ ){0,2}(?:rates|outcomes|patterns|results|levels|survival))\b"
+    r"|\b(?:little|poor|low|limited|lack of) (?:[\w-]+ ){0,1}(?:awareness|knowledge|understanding)\b"
+    r"|\b(?:correlation|association|agreement|accuracy|sensitivity|specificity|concordance|reliability|yield|uptake"
+    r"|adherence|compliance|awareness|knowledge)\b[^,;]*?\b(?:was|were|is|are|remains?|remained)\s+"
+    r"(?:very |relatively |rather )?(?:low|weak|poor)\b",
     re.I,
 )
 # A stated effect or property: what says yes to "does X …?" (a rate or a count alone does not).
@@ -189,8 +194,14 @@ def is_tentative(text: str) -> bool:
     return _stance(text)[1]
 
 
+def _main_clause(text: str) -> str:
+    """What a sentence states: not a leading condition ("Although outcomes remain poor, …") nor what
+    qualifies it ("…, while …")."""
+    return _QUALIFIER.split(_CONDITION.sub("", text, count=1), maxsplit=1)[0]
+
+
 def _stance(text: str) -> tuple[str | None, bool]:
-    main = _QUALIFIER.split(text, maxsplit=1)[0]
+    main = _main_clause(text)
     for clause in dict.fromkeys((main, text)):  # the main clause decides; else the whole sentence
         tentative = bool(_TENTATIVE.search(clause))
         if _NEGATED.search(clause):
@@ -207,8 +218,9 @@ def _side(text: str, asked: set[str]) -> tuple[str | None, bool]:
     stance = _stance(text)
     if stance[0] is not None or not asked or _UNCERTAIN.search(text):
         return stance
-    main = _QUALIFIER.split(_CONDITION.sub("", text, count=1), maxsplit=1)[0]
-    if len(asked & set(terms(main))) < ECHO_SHARE * len(asked):  # "If hair has to be removed, it …"
+    if len(asked & set(terms(_main_clause(text)))) < ECHO_SHARE * len(
+        asked
+    ):  # "If hair has to be removed, it …"
         return stance
     return "yes", bool(_TENTATIVE.search(text))
 
@@ -221,7 +233,7 @@ def _answer(text: str, question: str, asked: set[str]) -> tuple[str | None, bool
     side, tentative = _side(text, asked)
     if side is None or not _ASKS_SAMENESS.search(question) or side != _stance(text)[0]:
         return side, tentative  # a finding that restates the question says yes to it as asked
-    main = _QUALIFIER.split(text, maxsplit=1)[0]
+    main = _main_clause(text)
     if side == "no":
         return ("no" if _UNLIKE.search(main) else "yes"), tentative
     return ("no", tentative) if _DIFFERENCE.search(main) else (None, False)
