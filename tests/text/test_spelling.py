@@ -34,6 +34,19 @@ VARIANTS = [
     ("sulphonamide", "sulfonamide"),
     ("manoeuvre", "maneuver"),
     ("programme", "program"),
+    ("lymphoedema", "lymphedema"),
+    ("papilloedema", "papilledema"),
+    ("leucocytes", "leukocytes"),
+    ("leucopenia", "leukopenia"),
+    ("GORD", "GERD"),
+    # One drug under its British and its American name.
+    ("adrenaline", "epinephrine"),
+    ("noradrenaline", "norepinephrine"),
+    ("lignocaine", "lidocaine"),
+    ("suxamethonium", "succinylcholine"),
+    ("paracetamol", "acetaminophen"),
+    ("thiopentone", "thiopental"),
+    ("salbutamol", "albuterol"),
 ]
 
 
@@ -43,7 +56,21 @@ def test_british_and_american_spellings_analyse_alike(british, american):
 
 
 @pytest.mark.parametrize(
-    "word", ["toe", "poem", "coefficient", "aerosol", "vertebrae", "four", "hour", "tour", "rise", "size"]
+    "word",
+    [
+        "toe",
+        "poem",
+        "coefficient",
+        "aerosol",
+        "vertebrae",
+        "four",
+        "hour",
+        "tour",
+        "rise",
+        "size",
+        "leucine",
+        "gastroesophageal",
+    ],
 )
 def test_words_with_one_spelling_are_left_alone(word):
     assert one_spelling(word) == word

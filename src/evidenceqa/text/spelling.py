@@ -8,7 +8,11 @@ it runs on both the indexed text and the question (`evidenceqa.text.tokens.terms
 matters is that the two spellings of a word meet, not that the result is a real word: folding a
 word that has no other spelling ("realise" and "reprise" alike) is harmless, and the rules take
 care not to join two different words. They are the regular spelling differences, not a list of
-medical terms, so they hold for any library.
+medical terms, so they hold for any library. The one list is of drug names: a British clinician
+still writes the old British Approved Names ("adrenaline", "lignocaine", "suxamethonium",
+"paracetamol") where American and most international literature writes the US or international
+name ("epinephrine", "lidocaine", "succinylcholine", "acetaminophen"); each pair is one drug, so it
+is folded like a spelling.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from functools import lru_cache
 _WORDS = {
     "aluminium": "aluminum",
     "defence": "defense",
+    "gord": "gerd",  # gastro-oesophageal reflux disease
     "grey": "gray",
     "judgement": "judgment",
     "licence": "license",
@@ -33,6 +38,31 @@ _WORDS = {
     "practising": "practicing",
     "programme": "program",
     "programmes": "programs",
+    # One drug, two names: the British (or international) name onto the American one.
+    "aciclovir": "acyclovir",
+    "adrenaline": "epinephrine",
+    "amethocaine": "tetracaine",
+    "amoxycillin": "amoxicillin",
+    "cefalexin": "cephalexin",
+    "chlorphenamine": "chlorpheniramine",
+    "ciclosporin": "cyclosporine",
+    "ergometrine": "ergonovine",
+    "frusemide": "furosemide",
+    "glibenclamide": "glyburide",
+    "hyoscine": "scopolamine",
+    "indometacin": "indomethacin",
+    "isoprenaline": "isoproterenol",
+    "lignocaine": "lidocaine",
+    "noradrenaline": "norepinephrine",
+    "oxpentifylline": "pentoxifylline",
+    "paracetamol": "acetaminophen",
+    "pethidine": "meperidine",
+    "phenobarbitone": "phenobarbital",
+    "rifampicin": "rifampin",
+    "salbutamol": "albuterol",
+    "suxamethonium": "succinylcholine",
+    "thiopentone": "thiopental",
+    "valaciclovir": "valacyclovir",
 }
 
 # (pattern, replacement), applied in order to a lower-case token.
@@ -49,6 +79,11 @@ _RULES = [
         (r"(?<=rrh|.pn)oe", "e"),
         (r"^(f|am|hom)oe", r"\1e"),
         (r"^coel(?=i)", "cel"),
+        # and "oedema" inside a compound: lymphoedema, papilloedema, myxoedema ("gastroesophageal" is
+        # American: "gastro-oesophageal" is two tokens).
+        (r"(?<=.)oe(?=dem)", "e"),
+        # c for k: leucocyte, leucopenia, leucocytosis.
+        (r"^leuco", "leuko"),
         # -our: tumour, labour, colour, behaviour, odour, humour (not four, hour, pour, tour).
         (r"^(tum|lab|col|behavi|fav|hon|hum|od|vap|rum|neighb|harb|vig|rig|endeav|arm|val|sav)our", r"\1or"),
         # -ize / -yze the other way, onto -ise / -yse: the stemmer strips "-ization" down to the

@@ -26,8 +26,9 @@ STOP_WORDS = frozenset(
 )
 # Bumped whenever `terms` would return something else for some text: a catalogue then recounts its
 # term statistics and every index re-syncs its keyword terms (evidenceqa.library.catalogue).
-# 2: British and American spellings folded onto one.
-ANALYSIS_VERSION = 2
+# 2: British and American spellings folded onto one. 3: "oedema" inside a word, "leuco-", and
+# the British drug names.
+ANALYSIS_VERSION = 3
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
