@@ -14,6 +14,7 @@ from evidenceqa.answer.abstain import (
     CALIBRATION_FILE,
     FEATURES,
     SHIPPED,
+    UNKNOWN_NAMES,
     Abstainer,
     features,
     fit,
@@ -41,6 +42,18 @@ def test_fit_separates_separable_signals_and_orders_probabilities() -> None:
     model = Abstainer(weights, bias)
     assert model.probability(_signals(STRONG)) > 0.9 > 0.1 > model.probability(_signals(WEAK))
     assert model.decide(_signals(WEAK)).abstain and not model.decide(_signals(STRONG)).abstain
+
+
+def test_a_name_the_library_never_mentions_is_abstained_on_whatever_the_model_says() -> None:
+    rng = np.random.default_rng(3)
+    good = rng.normal(STRONG, 0.05, size=(40, len(FEATURES)))
+    bad = rng.normal(WEAK, 0.05, size=(40, len(FEATURES)))
+    model = Abstainer(*fit(np.vstack([good, bad]).tolist(), [True] * 40 + [False] * 40))
+    named = {**_signals(STRONG), UNKNOWN_NAMES: 1.0}
+    judged = model.decide(named)
+    assert judged.abstain and judged.p_answerable is not None and judged.p_answerable > 0.9
+    assert Abstainer().decide(named).abstain  # the uncalibrated floor too
+    assert not model.decide({**_signals(STRONG), UNKNOWN_NAMES: 0.0}).abstain
 
 
 def test_fit_does_not_depend_on_the_units_of_a_signal() -> None:
@@ -94,7 +107,7 @@ def test_signals_of_a_search(embedder: CachedEmbedder) -> None:
         tenth=3.0,
     )
     signals = features(response, embedder)
-    assert list(signals) == list(FEATURES)
+    assert list(signals) == [*FEATURES, UNKNOWN_NAMES] and signals[UNKNOWN_NAMES] == 0.0
     assert signals["dense_top"] == 0.7 and signals["keyword_per_term"] == 3.0  # 12 over 4 terms
     # The top three chunks together hold 3 of the 4 terms; the best one alone, 3 of 4 too.
     assert signals["coverage"] == 0.75 and signals["best_chunk_coverage"] == 0.75

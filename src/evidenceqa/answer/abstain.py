@@ -25,6 +25,9 @@ for a target false-abstention rate. It is stored, with the signals it was fitted
 `ingest`) or on a benchmark (`bench abstention --write`). Until a library has its own, the model
 shipped with the package applies (fitted on the development benchmarks); `Abstainer()` is the
 uncalibrated floor, which abstains only when neither retriever found anything like the question.
+Whatever the model, a question that names something the library never mentions ("sugammadex" in a
+library without a word of it: `evidenceqa.retrieval.unknown`) is abstained on: its evidence can
+only be about something else.
 """
 
 from __future__ import annotations
@@ -62,6 +65,9 @@ COVERAGE_DEPTH = 3  # the evidence an answer is mostly built from
 SPREAD_DEPTH = 10  # the results a reader is shown: how many sources they come from
 # Uncalibrated floor: MiniLM cosines under ~0.2 are unrelated text; no BM25 match at all.
 FLOOR_COSINE = 0.2
+# How many of the question's words name something the library never mentions
+# (evidenceqa.retrieval.unknown): any is an abstention, whatever the model says.
+UNKNOWN_NAMES = "unknown_names"
 
 
 def features(response: SearchResponse, embedder: Embedder) -> dict[str, float]:
@@ -88,6 +94,8 @@ def features(response: SearchResponse, embedder: Embedder) -> dict[str, float]:
             embedder, response.query_text, [text for chunk in sentences[:COVERAGE_DEPTH] for text in chunk]
         ),
         "log_terms": math.log(1 + len(wanted)),
+        # Not a signal of the model: a rule (`Abstainer.decide`).
+        UNKNOWN_NAMES: float(len(response.unknown_names)),
     }
 
 
@@ -146,6 +154,8 @@ class Abstainer:
         if signals is None:
             return Judgement(True, 0.0 if self.weights else None, {})
         p = self.probability(signals)
+        if signals.get(UNKNOWN_NAMES):  # the evidence can only be about something else
+            return Judgement(True, p, signals)
         if p is None:  # uncalibrated: only when neither retriever found anything like the question
             return Judgement(
                 signals["dense_top"] < FLOOR_COSINE and signals["keyword_per_term"] == 0.0, None, signals

@@ -410,6 +410,13 @@ class Catalogue:
             )
         return int(self.get_state("term_chunks") or 0), found
 
+    def has_term_prefix(self, prefix: str) -> bool:
+        """Whether any analysed term of the library starts with `prefix`."""
+        row = self.db.execute(
+            "SELECT 1 FROM term_df WHERE term >= ? AND term < ? LIMIT 1", (prefix, prefix + "\U0010ffff")
+        ).fetchone()
+        return row is not None
+
     def changes_since(self, version: int) -> list[tuple[int, str, str]]:
         rows = self.db.execute(
             "SELECT version, doc_id, op FROM changes WHERE version > ? ORDER BY version, rowid", (version,)

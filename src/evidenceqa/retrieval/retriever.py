@@ -39,6 +39,7 @@ from evidenceqa.retrieval.query_class import classify, learned_alpha, rule_alpha
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.retrieval.rerank import CrossEncoder, blend
 from evidenceqa.retrieval.temporal import Temporal, parse_temporal, scoped
+from evidenceqa.retrieval.unknown import unknown_names
 from evidenceqa.text.tokens import analyze
 
 SearchMode = Literal["hybrid", "bm25", "dense"]
@@ -110,6 +111,8 @@ class SearchResponse:
     # The evidence abstention judges when it is not `results`: with alpha = "adaptive", the results
     # as fused at FIXED_ALPHA.
     adequacy_results: list[SearchResult] | None = None
+    # The question's words that name something the library never mentions (evidenceqa.retrieval.unknown).
+    unknown_names: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The response as `search --json` and the API write it (what was searched, how, and the results)."""
@@ -213,6 +216,7 @@ class Retriever:
         applied, parsed = _with_years(filters or Filters(), parsed, level)
         expansion = self.vocabulary.expand(parsed.text)
         terms = analyze(expansion.text)
+        unknown = unknown_names(parsed.text, self.catalogue)
         clock.lap("parse")
         query_class = classify(parsed.text)
         lists = self._lists(parsed, terms, mode, applied, k, clock)
@@ -253,6 +257,7 @@ class Retriever:
             adequacy_results=adequacy,
             top_scores={name: hits[0].score for name, hits in lists.items() if hits},
             tenth_scores={name: hits[:10][-1].score for name, hits in lists.items() if hits},
+            unknown_names=unknown,
         )
 
     def _lists(self, parsed: Temporal, terms: str, mode: SearchMode, filters: Filters,

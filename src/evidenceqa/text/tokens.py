@@ -47,6 +47,11 @@ def terms(text: str) -> list[str]:
     return _stemmer().stemWords([one_spelling(t) for t in tokens(text)])
 
 
+def term(token: str) -> str:
+    """The analysed term of one lower-case token (`terms` without the tokenising)."""
+    return str(_stemmer().stemWord(one_spelling(token)))
+
+
 def analyze(text: str) -> str:
     """`terms(text)` joined by spaces: what backends index and what keyword queries send."""
     return " ".join(terms(text))
