@@ -44,16 +44,15 @@ def test_fit_separates_separable_signals_and_orders_probabilities() -> None:
     assert model.decide(_signals(WEAK)).abstain and not model.decide(_signals(STRONG)).abstain
 
 
-def test_a_name_the_library_never_mentions_is_abstained_on_whatever_the_model_says() -> None:
-    rng = np.random.default_rng(3)
-    good = rng.normal(STRONG, 0.05, size=(40, len(FEATURES)))
-    bad = rng.normal(WEAK, 0.05, size=(40, len(FEATURES)))
-    model = Abstainer(*fit(np.vstack([good, bad]).tolist(), [True] * 40 + [False] * 40))
-    named = {**_signals(STRONG), UNKNOWN_NAMES: 1.0}
-    judged = model.decide(named)
-    assert judged.abstain and judged.p_answerable is not None and judged.p_answerable > 0.9
-    assert Abstainer().decide(named).abstain  # the uncalibrated floor too
-    assert not model.decide({**_signals(STRONG), UNKNOWN_NAMES: 0.0}).abstain
+def test_a_name_the_library_never_mentions_is_abstained_on_unless_the_model_is_sure() -> None:
+    named, unnamed = {**_signals(STRONG), UNKNOWN_NAMES: 1.0}, {**_signals(STRONG), UNKNOWN_NAMES: 0.0}
+    flat = [0.0] * len(FEATURES)  # p = σ(bias) whatever the signals
+    doubtful = Abstainer(flat, bias=-0.5, threshold=0.3)  # p 0.38: answered, but not sure
+    assert not doubtful.decide(unnamed).abstain
+    judged = doubtful.decide(named)
+    assert judged.abstain and judged.p_answerable == pytest.approx(0.378, abs=1e-3)
+    assert not Abstainer(flat, bias=2.0, threshold=0.3).decide(named).abstain  # p 0.88: overruled
+    assert Abstainer().decide(named).abstain  # the uncalibrated floor has no belief to overrule it
 
 
 def test_fit_does_not_depend_on_the_units_of_a_signal() -> None:

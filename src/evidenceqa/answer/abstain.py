@@ -25,9 +25,10 @@ for a target false-abstention rate. It is stored, with the signals it was fitted
 `ingest`) or on a benchmark (`bench abstention --write`). Until a library has its own, the model
 shipped with the package applies (fitted on the development benchmarks); `Abstainer()` is the
 uncalibrated floor, which abstains only when neither retriever found anything like the question.
-Whatever the model, a question that names something the library never mentions ("sugammadex" in a
-library without a word of it: `evidenceqa.retrieval.unknown`) is abstained on: its evidence can
-only be about something else.
+A question that names something the library never mentions ("sugammadex" in a library without a
+word of it: `evidenceqa.retrieval.unknown`) is abstained on, its evidence most likely about
+something else, unless the model finds the evidence more likely than not to answer (the name is
+then the question's word for what the documents call otherwise: "rodent" for their "rat").
 """
 
 from __future__ import annotations
@@ -66,8 +67,10 @@ SPREAD_DEPTH = 10  # the results a reader is shown: how many sources they come f
 # Uncalibrated floor: MiniLM cosines under ~0.2 are unrelated text; no BM25 match at all.
 FLOOR_COSINE = 0.2
 # How many of the question's words name something the library never mentions
-# (evidenceqa.retrieval.unknown): any is an abstention, whatever the model says.
+# (evidenceqa.retrieval.unknown): any is an abstention unless the model itself finds the evidence
+# more likely than not to answer (a word the documents put otherwise: "rodent" for their "rat").
 UNKNOWN_NAMES = "unknown_names"
+NAMES_OVERRULED_AT = 0.5
 
 
 def features(response: SearchResponse, embedder: Embedder) -> dict[str, float]:
@@ -154,8 +157,8 @@ class Abstainer:
         if signals is None:
             return Judgement(True, 0.0 if self.weights else None, {})
         p = self.probability(signals)
-        if signals.get(UNKNOWN_NAMES):  # the evidence can only be about something else
-            return Judgement(True, p, signals)
+        if signals.get(UNKNOWN_NAMES) and (p is None or p < NAMES_OVERRULED_AT):
+            return Judgement(True, p, signals)  # the evidence is most likely about something else
         if p is None:  # uncalibrated: only when neither retriever found anything like the question
             return Judgement(
                 signals["dense_top"] < FLOOR_COSINE and signals["keyword_per_term"] == 0.0, None, signals

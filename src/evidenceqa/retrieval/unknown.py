@@ -9,8 +9,8 @@ answer would be drawn from evidence about something else. A question word is suc
 - no chunk of the library holds its analysed term (spelling folded, stemmed);
 - it is not one slip of the keyboard away from a word the library holds ("laparotmy");
 - it is not a longer or shorter form of one: it shares no library word's first PREFIX letters
-  ("eclamptic" beside "eclampsia", "acetabulum" beside "acetabular"), and does not end in a library
-  word of MIN_LETTERS or more ("intertrochanteric", "postconditioning", "unprovoked").
+  ("eclamptic" beside "eclampsia", "acetabulum" beside "acetabular"), and neither begins nor ends
+  with a library word of MIN_LETTERS or more ("reachable", "intertrochanteric", "unprovoked").
 
 Shorter words (abbreviations and shorthand: "TXA", "ppx", "sux") and words with digits are left to
 the adequacy model. Everything is read from the library's own term statistics, so it holds for any
@@ -55,9 +55,10 @@ def _a_form_of_a_known_word(word: str, catalogue: Catalogue) -> bool:
     spelled = one_spelling(word)
     if len(spelled) > PREFIX and catalogue.has_term_prefix(spelled[:PREFIX]):
         return True
-    endings = {term(word[i:]) for i in range(2, len(word) - MIN_LETTERS + 1)}
+    parts = {term(word[i:]) for i in range(2, len(word) - MIN_LETTERS + 1)}
+    parts |= {term(word[:i]) for i in range(MIN_LETTERS, len(word) - 1)}
     slips = {term(slip) for slip in _one_edit(word)}
-    return bool(catalogue.term_frequencies(endings | slips)[1])
+    return bool(catalogue.term_frequencies(parts | slips)[1])
 
 
 def _one_edit(word: str) -> Iterator[str]:
