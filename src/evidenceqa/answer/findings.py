@@ -218,9 +218,8 @@ def _side(text: str, asked: set[str]) -> tuple[str | None, bool]:
     stance = _stance(text)
     if stance[0] is not None or not asked or _UNCERTAIN.search(text):
         return stance
-    if len(asked & set(terms(_main_clause(text)))) < ECHO_SHARE * len(
-        asked
-    ):  # "If hair has to be removed, it …"
+    restated = asked & set(terms(_main_clause(text)))  # not what "If hair has to be removed, …" sets out
+    if len(restated) < ECHO_SHARE * len(asked):
         return stance
     return "yes", bool(_TENTATIVE.search(text))
 
