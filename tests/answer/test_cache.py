@@ -101,6 +101,12 @@ def test_fingerprint_changes_with_the_extractive_rules(monkeypatch):
     assert settings_fingerprint(Settings()) != base
 
 
+def test_fingerprint_changes_with_the_abstention_rules(monkeypatch):
+    base = settings_fingerprint(Settings())
+    monkeypatch.setattr("evidenceqa.answer.cache.ABSTENTION_RULES", (findings,))
+    assert settings_fingerprint(Settings()) != base
+
+
 def test_fingerprint_includes_generator_settings_once_they_exist():
     class WithGenerator(Settings):
         generator: str = "llm"

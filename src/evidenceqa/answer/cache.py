@@ -26,8 +26,9 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from evidenceqa.answer import extractive, findings, prompt
+from evidenceqa.answer import abstain, extractive, findings, prompt
 from evidenceqa.registry import MissingExtra
+from evidenceqa.retrieval import unknown
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,9 @@ ANSWER_FORMAT = 2  # 2: citations numbered by source (`citations.SourceNumbers`)
 # offline generator's rules, as the prompt is an LLM's. Its source is digested, so any release that
 # changes it misses the answers cached before.
 EXTRACTIVE_RULES: tuple[ModuleType, ...] = (extractive, findings)
+# The rules around the fitted abstention model (names the library never mentions, the floor):
+# digested alike, so a release that abstains on other questions misses the answers cached before.
+ABSTENTION_RULES: tuple[ModuleType, ...] = (abstain, unknown)
 ANSWER_SETTINGS = (
     "embedder",
     "backend",
@@ -95,7 +99,12 @@ def settings_fingerprint(settings: BaseModel) -> str:
     sentences offline, is a miss, not a week of old answers from Redis)."""
     material = {name: getattr(settings, name, None) for name in ANSWER_SETTINGS}
     return _digest(
-        {**material, "llm_rules": prompt.SYSTEM_PROMPT, "extractive_rules": _source_digest(EXTRACTIVE_RULES)}
+        {
+            **material,
+            "llm_rules": prompt.SYSTEM_PROMPT,
+            "extractive_rules": _source_digest(EXTRACTIVE_RULES),
+            "abstention_rules": _source_digest(ABSTENTION_RULES),
+        }
     )
 
 
