@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from evidenceqa.answer import ABSTAIN_MESSAGE
 from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.base import abstention
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
 from evidenceqa.library.catalogue import Catalogue
@@ -76,7 +78,17 @@ def test_a_question_naming_what_the_library_lacks_is_abstained_on(engine: Engine
     answerer = replace(engine.answerer(MemoryCache(8)), abstainer=Abstainer())
     lacking = answerer.ask("What dose of sugammadex reverses a deep rocuronium block?", use_cache=False)
     assert lacking.abstained and lacking.nearest  # the closest passages are still shown
+    assert lacking.answer == f"{ABSTAIN_MESSAGE} No passage of the library mentions “sugammadex”."
     held = answerer.ask("How well does neostigmine reverse a deep rocuronium block?", use_cache=False)
     assert not held.abstained and held.citations[0].doc_id.endswith("reversal")
     response = engine.retriever().search("What dose of sugammadex reverses a deep rocuronium block?")
     assert response.unknown_names == ["sugammadex"] and response.results
+
+
+def test_an_abstention_names_every_word_the_library_lacks() -> None:
+    assert abstention("extractive").text == ABSTAIN_MESSAGE
+    named = abstention("extractive", ["ryanodex", "dantrium", "remimazolam"])
+    assert named.abstained and [s.text for s in named.sentences] == [
+        ABSTAIN_MESSAGE,
+        "No passage of the library mentions “ryanodex”, “dantrium” or “remimazolam”.",
+    ]

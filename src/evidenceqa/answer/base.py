@@ -73,5 +73,12 @@ class Rewriter(Protocol):
     def rewrite_followup(self, question: str, previous: Sequence[str]) -> str: ...
 
 
-def abstention(model: str) -> Draft:
-    return Draft(ABSTAIN_MESSAGE, [Sentence(ABSTAIN_MESSAGE)], abstained=True, model=model)
+def abstention(model: str, unknown_names: Sequence[str] = ()) -> Draft:
+    """The abstention; with the question's words the library never mentions, a second sentence that
+    names them (what to rephrase, or what the library lacks)."""
+    sentences = [Sentence(ABSTAIN_MESSAGE)]
+    if unknown_names:
+        quoted = [f"“{name}”" for name in unknown_names]
+        names = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+        sentences.append(Sentence(f"No passage of the library mentions {names}."))
+    return Draft(" ".join(s.text for s in sentences), sentences, abstained=True, model=model)

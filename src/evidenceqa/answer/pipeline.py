@@ -214,7 +214,7 @@ class Answerer:
         evidence += [Evidence(last + i, c, evidence[0].score) for i, c in enumerate(context, 1)]
         judgement = self.abstainer.judge(response, self.retriever.embedder)
         if judgement.abstain:
-            draft = abstention(self.generator.name)
+            draft = abstention(self.generator.name, response.unknown_names)
             if on_delta:
                 on_delta(draft.text)
         else:
