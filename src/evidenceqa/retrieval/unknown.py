@@ -12,8 +12,9 @@ answer would be drawn from evidence about something else. A question word is suc
   ("eclamptic" beside "eclampsia", "acetabulum" beside "acetabular"), and neither begins nor ends
   with a library word of MIN_LETTERS or more ("reachable", "intertrochanteric", "unprovoked").
 
-Shorter words (abbreviations and shorthand: "TXA", "ppx", "sux") and words with digits are left to
-the adequacy model. Everything is read from the library's own term statistics, so it holds for any
+Shorter words (abbreviations and shorthand: "TXA", "ppx", "sux"), words with digits and runs of
+letters longer than any name (MAX_LETTERS: pasted text without spaces, whose ~50 spellings per letter
+would cost seconds of every search) are left to the adequacy model. Everything is read from the library's own term statistics, so it holds for any
 library after `ingest` alone; the abstention rule that uses it is in `answer.abstain`.
 """
 
@@ -27,6 +28,7 @@ from evidenceqa.text.spelling import one_spelling
 from evidenceqa.text.tokens import term, tokens
 
 MIN_LETTERS = 5  # shorter words are abbreviations or shorthand more often than names
+MAX_LETTERS = 30  # longer than any drug, device or eponym ("hydroxychloroquine" has 18)
 PREFIX = 6  # letters a word shares with a library word to be a form of it
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -36,18 +38,18 @@ def unknown_names(question: str, catalogue: Catalogue) -> list[str]:
     english = common_words()
     if not english:  # without the word list every rare English word would look like a name
         return []
-    candidates = [
-        word
-        for word in dict.fromkeys(tokens(question))
-        if word.isalpha() and len(word) >= MIN_LETTERS and word not in english
-    ]
+    candidates = {
+        word: term(word)
+        for word in tokens(question)
+        if word.isalpha() and MIN_LETTERS <= len(word) <= MAX_LETTERS and word not in english
+    }
     if not candidates:
         return []
-    _, known = catalogue.term_frequencies(term(word) for word in candidates)
+    _, known = catalogue.term_frequencies(candidates.values())
     return [
         word
-        for word in candidates
-        if term(word) not in known and not _a_form_of_a_known_word(word, catalogue)
+        for word, analysed in candidates.items()
+        if analysed not in known and not _a_form_of_a_known_word(word, catalogue)
     ]
 
 
