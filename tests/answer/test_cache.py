@@ -107,6 +107,12 @@ def test_fingerprint_changes_with_the_abstention_rules(monkeypatch):
     assert settings_fingerprint(Settings()) != base
 
 
+def test_fingerprint_changes_with_the_clinical_shorthand(monkeypatch):
+    base = settings_fingerprint(Settings())
+    monkeypatch.setattr("evidenceqa.answer.cache.clinical_shorthand", lambda: {"TXA": "tranexamic acid"})
+    assert settings_fingerprint(Settings()) != base
+
+
 def test_fingerprint_includes_generator_settings_once_they_exist():
     class WithGenerator(Settings):
         generator: str = "llm"

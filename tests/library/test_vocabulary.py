@@ -2,6 +2,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,11 @@ from evidenceqa.library.vocabulary import (
     Expansion,
     Vocabulary,
     build_vocabulary,
+    clinical_shorthand,
     mine_abbreviations,
     ranked_long_forms,
+    read_shorthand,
+    vocabulary_from_counts,
 )
 
 DEFINITIONS = [
@@ -191,6 +195,71 @@ def test_json_round_trip() -> None:
 
 def test_empty_vocabulary_expands_nothing() -> None:
     assert Vocabulary().expand("OR attire") == Expansion(text="OR attire")
+
+
+# Clinical shorthand ------------------------------------------------------------------------------
+
+SHORTHAND = {
+    "TXA": "tranexamic acid",
+    "MAP": "mean arterial pressure",
+    "Hb": "hemoglobin",
+    "SSI": "skin and soft-tissue infection",
+}
+
+
+@pytest.fixture
+def shorthand(monkeypatch) -> Vocabulary:
+    """The test vocabulary with shorthand; "map" is the English word the tests need it to be."""
+    monkeypatch.setattr("evidenceqa.library.vocabulary.common_words", lambda: frozenset({"map", "the"}))
+    return replace(VOCABULARY, shorthand=SHORTHAND)
+
+
+SHORTHAND_EXPANSIONS = [
+    ("TXA in hip surgery", [("TXA", "tranexamic acid")]),
+    ("txa in hip surgery", [("TXA", "tranexamic acid")]),  # not an English word: any case
+    ("MAP target in sepsis", [("MAP", "mean arterial pressure")]),
+    ("map of the ward", []),  # an English word keeps its case
+    ("Hb after haemoglobin-guided transfusion", []),  # the long form is there, in the other spelling
+    ("tranexamic acid (TXA) dose", []),
+    # The library's own definition wins over the shipped one.
+    ("SSI after TXA", [("SSI", "surgical site infection"), ("TXA", "tranexamic acid")]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("question", "added"), SHORTHAND_EXPANSIONS)
+def test_shorthand_expands_what_the_library_does_not_define(shorthand, question, added) -> None:
+    expansion = shorthand.expand(question)
+    assert expansion.added == added
+    assert expansion.text == " ".join([question, *(long for _, long in added)])
+
+
+def test_without_a_list_of_english_words_every_shorthand_keeps_its_case(monkeypatch) -> None:
+    monkeypatch.setattr("evidenceqa.library.vocabulary.common_words", frozenset)
+    vocabulary = Vocabulary(shorthand=SHORTHAND)
+    assert vocabulary.expand("txa in hip surgery").added == []
+    assert vocabulary.expand("TXA in hip surgery").added == [("TXA", "tranexamic acid")]
+
+
+def test_the_shipped_shorthand_list_is_what_a_library_gets() -> None:
+    entries = clinical_shorthand()
+    assert entries["TXA"] == "tranexamic acid" and entries["sux"] == "suxamethonium / succinylcholine"
+    assert vocabulary_from_counts({}).shorthand == entries
+    assert vocabulary_from_counts({}, shorthand={}).expand("TXA").added == []
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        ("TXA tranexamic acid\n", "shorthand.tsv:1: expected a shorthand, a tab and its long form"),
+        ("# list\nTXA\t\n", "shorthand.tsv:2: expected a shorthand, a tab and its long form"),
+        ("TXA\ttranexamic acid\ntxa\ttexas\n", "shorthand.tsv:2: 'txa' is listed twice"),
+    ],
+)
+def test_a_malformed_shorthand_file_is_refused_with_its_line(tmp_path, content, error) -> None:
+    path = tmp_path / "shorthand.tsv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError, match=error):
+        read_shorthand(path)
 
 
 # The real library -------------------------------------------------------------------------------

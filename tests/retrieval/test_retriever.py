@@ -150,6 +150,12 @@ def test_vocabulary_mined_at_ingest_expands_abbreviations(retriever):
     assert response.results[0].chunk.doc_id == "old-ssi"
 
 
+def test_clinical_shorthand_the_library_never_defines_finds_the_long_form(retriever):
+    response = retriever.search("abx ppx for hip replacement", k=3, mode="bm25")
+    assert response.expansions == [("abx", "antibiotics"), ("ppx", "prophylaxis")]
+    assert response.results[0].chunk.doc_id == "old-ssi"  # the only passage on antibiotic prophylaxis
+
+
 def test_keyword_search_matches_a_passage_written_in_the_other_spelling(retriever):
     response = retriever.search("orthopedic", k=3, mode="bm25")  # the passage says "orthopaedic"
     assert [r.chunk.doc_id for r in response.results] == ["mid-ssi"]

@@ -14,6 +14,12 @@ least `DEFAULT_MIN_COUNT` = 2 of them (one author's private abbreviation, such a
 elbasvir, is not the library's) and strictly more often than any other. It expands a question
 both ways: an abbreviation adds its long form, a long form adds its abbreviation, so the question
 matches documents that use either. The user's words are never changed, only appended to.
+
+Clinicians write shorthand their literature seldom defines ("TXA + DDAVP in on-pump CABG", "sux",
+"ppx abx"), and no library mines a definition it never wrote. A list shipped with the package
+(`clinical_shorthand.tsv`) expands the shorthand the library's own vocabulary lacks, on the same
+keyword side; the library's definition wins where it has one. Whether a question already holds the
+long form is read on analysed terms, so "haemoglobin" is "hemoglobin" for "Hb".
 """
 
 from __future__ import annotations
@@ -23,13 +29,16 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from pathlib import Path
 from typing import Any
 
-from evidenceqa.text.tokens import STOP_WORDS
+from evidenceqa.text.english import common_words
+from evidenceqa.text.tokens import STOP_WORDS, analyze
 
 MAX_LONG_FORM_WORDS = 8
 DEFAULT_MIN_COUNT = 2
 _FORMAT = 1  # version of the to_json layout
+SHORTHAND_FILE = Path(__file__).with_name("clinical_shorthand.tsv")
 
 # A short-form candidate: one token of letters, digits and joiners, 2–10 characters.
 _SHORT_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/&+.']{1,9}")
@@ -202,6 +211,8 @@ class Vocabulary:
     terms: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)  # texts that defined it so
     min_count: int = DEFAULT_MIN_COUNT
+    # Shorthand → long form from outside the library (`clinical_shorthand`), for what it does not define.
+    shorthand: dict[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -213,9 +224,33 @@ class Vocabulary:
             (abbr, long) for abbr, long in self._abbreviations_in(question) if not _has(question, long)
         ]
         reverse = self._long_forms_in(question)  # disjoint from forward: its abbreviations are absent
-        extra = [long for _, long in forward] + [abbr for abbr, _ in reverse]
+        shorthand = self._shorthand_in(question)
+        extra = (
+            [long for _, long in forward] + [abbr for abbr, _ in reverse] + [long for _, long in shorthand]
+        )
         text = " ".join([question, *extra]) if extra else question
-        return Expansion(text=text, added=forward + reverse)
+        return Expansion(text=text, added=forward + reverse + shorthand)
+
+    def _shorthand_in(self, question: str) -> list[tuple[str, str]]:
+        matches = self._shorthand_pattern.finditer(question)
+        found = dict.fromkeys(self._shorthand_keys[" ".join(m.group().lower().split())] for m in matches)
+        present = set(analyze(question).split())
+        return [
+            (short, self.shorthand[short])
+            for short in found
+            if short not in self.terms and not set(analyze(self.shorthand[short]).split()) <= present
+        ]
+
+    @cached_property
+    def _shorthand_keys(self) -> dict[str, str]:
+        return {" ".join(short.lower().split()): short for short in self.shorthand}
+
+    @cached_property
+    def _shorthand_pattern(self) -> re.Pattern[str]:
+        """One pattern; a shorthand whose lower case is an English word ("MAP", "roc") keeps its case."""
+        english = common_words()  # empty without the embedder's weights: then every case matters
+        folded = [short for short in self.shorthand if english and short.lower() not in english]
+        return _abbreviation_pattern(set(self.shorthand) - set(folded), folded=folded)
 
     def _abbreviations_in(self, question: str) -> list[tuple[str, str]]:
         # Case-sensitive and whole tokens only: "or" is never "OR", "MRSAs" is not "MRSA".
@@ -267,23 +302,55 @@ def build_vocabulary(texts: Iterable[str], min_count: int = DEFAULT_MIN_COUNT) -
     return vocabulary_from_counts(mine_abbreviations(texts), min_count)
 
 
-def vocabulary_from_counts(mined: dict[str, Counter[str]], min_count: int = DEFAULT_MIN_COUNT) -> Vocabulary:
-    """A vocabulary from mined counts (abbreviation → long form → texts defining it so)."""
+def vocabulary_from_counts(
+    mined: dict[str, Counter[str]],
+    min_count: int = DEFAULT_MIN_COUNT,
+    shorthand: dict[str, str] | None = None,
+) -> Vocabulary:
+    """A vocabulary from mined counts (abbreviation → long form → texts defining it so), with the
+    shipped clinical shorthand unless `shorthand` says otherwise."""
     terms, counts = {}, {}
     for abbr, forms in sorted(mined.items()):
         ranked = ranked_long_forms(forms)
         (long, count), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else 0)
         if count >= min_count and count > runner_up:
             terms[abbr], counts[abbr] = long, count
-    return Vocabulary(terms=terms, counts=counts, min_count=min_count)
+    shorthand = clinical_shorthand() if shorthand is None else shorthand
+    return Vocabulary(terms=terms, counts=counts, min_count=min_count, shorthand=shorthand)
 
 
-def _abbreviation_pattern(abbrs: Iterable[str]) -> re.Pattern[str]:
-    """Abbreviations as whole tokens, case-sensitive. A hyphen before a capital or digit continues
-    a name ("SARS-CoV-2" is not "SARS-CoV", "IL-6" is not "IL"); before a small letter it joins a
-    new word ("MRSA-positive", "ICU-acquired" still hold "MRSA" and "ICU")."""
+@cache
+def clinical_shorthand() -> dict[str, str]:
+    """The shorthand list shipped with the package (`clinical_shorthand.tsv`): shorthand → long form."""
+    return read_shorthand(SHORTHAND_FILE)
+
+
+def read_shorthand(path: Path) -> dict[str, str]:
+    """A shorthand file: "#" comment lines, else a shorthand, a tab, its long form; " / " between
+    alternative wordings. ValueError names the file and line of a malformed or repeated entry."""
+    entries: dict[str, str] = {}
+    seen: set[str] = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        short, tab, long = line.partition("\t")
+        short, long = short.strip(), long.strip()
+        if not (tab and short and long) or "\t" in long:
+            raise ValueError(f"{path}:{number}: expected a shorthand, a tab and its long form")
+        if " ".join(short.lower().split()) in seen:  # matched without case, so one meaning per spelling
+            raise ValueError(f"{path}:{number}: {short!r} is listed twice")
+        seen.add(" ".join(short.lower().split()))
+        entries[short] = long
+    return entries
+
+
+def _abbreviation_pattern(abbrs: Iterable[str], folded: Iterable[str] = ()) -> re.Pattern[str]:
+    """Abbreviations as whole tokens, case-sensitive (`folded` ones in any case). A hyphen before a
+    capital or digit continues a name ("SARS-CoV-2" is not "SARS-CoV", "IL-6" is not "IL"); before a
+    small letter it joins a new word ("MRSA-positive", "ICU-acquired" still hold "MRSA" and "ICU")."""
     body = _alternation(abbrs, split=r"\s+", joiner=r"\s+")
-    return re.compile(rf"(?<![^\W_])(?<![0-9A-Z]-){body}(?![^\W_]|-[0-9A-Z])")
+    either = _alternation(folded, split=r"\s+", joiner=r"\s+")
+    return re.compile(rf"(?<![^\W_])(?<![0-9A-Z]-)(?:{body}|(?i:{either}))(?![^\W_]|-[0-9A-Z])")
 
 
 def _long_form_pattern(longs: Iterable[str]) -> re.Pattern[str]:

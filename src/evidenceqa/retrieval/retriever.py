@@ -3,7 +3,8 @@
 question ─▶ temporal phrase → year filter (or recency boost); a phrase about the evidence
             ("studies since 2015") is removed from the text, one about events ("in 2010, how
             many cases…") stays and only rules out evidence older than the event
-         ─▶ abbreviation expansion from the library's own vocabulary (keyword side)
+         ─▶ abbreviation expansion from the library's own vocabulary, then clinical shorthand it
+            never defines (keyword side)
          ─▶ keyword (BM25 on analysed terms) and dense (embedding) search, pre-filtered in the engine
          ─▶ fusion (RRF or weighted, dense weight alpha from the settings, the seed's rules or a
             learned per-class table; alpha = "adaptive": per question, in the fusion its model was
