@@ -67,6 +67,15 @@ def test_known_words_typos_forms_and_shorthand_are_not_names(catalogue: Catalogu
     assert unknown_names(question, catalogue) == []
 
 
+def test_an_abbreviation_the_vocabulary_expanded_is_not_a_name(engine: Engine) -> None:
+    question = "Does rFVIIa reduce blood loss after knee arthroplasty?"  # the library says it in full
+    assert unknown_names(question, engine.catalogue) == ["rfviia"]
+    assert unknown_names(question, engine.catalogue, ["rFVIIa"]) == []
+    response = engine.retriever().search(question)
+    assert response.expansions == [("rFVIIa", "recombinant activated factor VII")]
+    assert response.unknown_names == []
+
+
 def test_without_an_english_word_list_nothing_is_called_a_name(
     catalogue: Catalogue, monkeypatch: pytest.MonkeyPatch
 ) -> None:

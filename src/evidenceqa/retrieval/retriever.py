@@ -184,7 +184,7 @@ class Retriever:
         self.catalogue = catalogue
         self.backend = backend
         self.embedder = embedder
-        self.vocabulary = vocabulary or Vocabulary({})
+        self.vocabulary = vocabulary if vocabulary is not None else Vocabulary()  # an empty one is falsy
         self.today = today or date.today()
         self.alpha_table = (
             _load_alpha_table(settings.home / "alpha.json") if settings.alpha == "learned" else {}
@@ -217,7 +217,7 @@ class Retriever:
         applied, parsed = _with_years(filters or Filters(), parsed, level)
         expansion = self.vocabulary.expand(parsed.text)
         terms = analyze(expansion.text)
-        unknown = unknown_names(parsed.text, self.catalogue)
+        unknown = unknown_names(parsed.text, self.catalogue, [short for short, _ in expansion.added])
         clock.lap("parse")
         query_class = classify(parsed.text)
         lists = self._lists(parsed, terms, mode, applied, k, clock)

@@ -12,7 +12,8 @@ answer would be drawn from evidence about something else. A question word is suc
   ("eclamptic" beside "eclampsia", "acetabulum" beside "acetabular"), and neither begins nor ends
   with a library word of MIN_LETTERS or more ("reachable", "intertrochanteric", "unprovoked").
 
-Shorter words (abbreviations and shorthand: "TXA", "ppx", "sux"), words with digits and runs of
+Shorter words (abbreviations and shorthand: "TXA", "ppx", "sux"), the abbreviations the vocabulary
+expanded whatever their length ("rFVIIa", "TURBT": the library may say them in full), words with digits and runs of
 letters longer than any name (MAX_LETTERS: pasted text without spaces, whose ~50 spellings per letter
 would cost seconds of every search) are left to the adequacy model. Everything is read from the library's own term statistics, so it holds for any
 library after `ingest` alone; the abstention rule that uses it is in `answer.abstain`.
@@ -20,7 +21,7 @@ library after `ingest` alone; the abstention rule that uses it is in `answer.abs
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.text.english import common_words
@@ -33,15 +34,20 @@ PREFIX = 6  # letters a word shares with a library word to be a form of it
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
-def unknown_names(question: str, catalogue: Catalogue) -> list[str]:
-    """The words of `question` that name something the library never mentions, in question order."""
+def unknown_names(question: str, catalogue: Catalogue, abbreviations: Iterable[str] = ()) -> list[str]:
+    """The words of `question` that name something the library never mentions, in question order;
+    `abbreviations` (the ones the vocabulary expanded) are not names."""
     english = common_words()
     if not english:  # without the word list every rare English word would look like a name
         return []
+    expanded = {word for abbreviation in abbreviations for word in tokens(abbreviation)}
     candidates = {
         word: term(word)
         for word in tokens(question)
-        if word.isalpha() and MIN_LETTERS <= len(word) <= MAX_LETTERS and word not in english
+        if word.isalpha()
+        and MIN_LETTERS <= len(word) <= MAX_LETTERS
+        and word not in english
+        and word not in expanded
     }
     if not candidates:
         return []
