@@ -27,3 +27,8 @@ class HomeOptions(BaseModel):
     def models_path(self) -> Path:
         """Models the project derives itself (ONNX exports, adapted models)."""
         return self.models_dir or self.home / "models"
+
+    @property
+    def shorthand_path(self) -> Path:
+        """The library's own shorthand, over the shipped list (`evidenceqa.library.vocabulary`)."""
+        return self.home / "shorthand.tsv"

@@ -107,10 +107,15 @@ def test_fingerprint_changes_with_the_abstention_rules(monkeypatch):
     assert settings_fingerprint(Settings()) != base
 
 
-def test_fingerprint_changes_with_the_clinical_shorthand(monkeypatch):
-    base = settings_fingerprint(Settings())
-    monkeypatch.setattr("evidenceqa.answer.cache.clinical_shorthand", lambda: {"TXA": "tranexamic acid"})
-    assert settings_fingerprint(Settings()) != base
+def test_fingerprint_changes_with_the_shorthand_a_question_is_expanded_with(tmp_path, monkeypatch):
+    base = settings_fingerprint(Settings(home=tmp_path))
+    (tmp_path / "shorthand.tsv").write_text("NELA\tnational emergency laparotomy audit\n", encoding="utf-8")
+    own = settings_fingerprint(Settings(home=tmp_path))
+    assert own != base
+    monkeypatch.setattr(
+        "evidenceqa.library.vocabulary.clinical_shorthand", lambda: {"TXA": "tranexamic acid"}
+    )
+    assert settings_fingerprint(Settings(home=tmp_path / "other")) not in (base, own)
 
 
 def test_fingerprint_includes_generator_settings_once_they_exist():

@@ -164,6 +164,13 @@ def test_bad_settings_are_a_clear_error(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_a_malformed_shorthand_file_is_a_clear_error(tmp_path):
+    (tmp_path / "shorthand.tsv").write_text("NELA national emergency laparotomy audit\n", encoding="utf-8")
+    result = run(tmp_path, "search", "NELA outcomes")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "shorthand.tsv:1: expected a shorthand, a tab and its long form" in result.stderr
+
+
 def test_unknown_strategy_is_a_clear_error(tmp_path):
     result = run(tmp_path, "chunk-stats", "--strategy", "sentences")
     assert result.returncode == 2

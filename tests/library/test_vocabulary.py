@@ -1,4 +1,5 @@
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -12,9 +13,11 @@ from hypothesis import strategies as st
 from evidenceqa.documents import Document
 from evidenceqa.library.vocabulary import (
     Expansion,
+    ShorthandError,
     Vocabulary,
     build_vocabulary,
     clinical_shorthand,
+    library_shorthand,
     mine_abbreviations,
     ranked_long_forms,
     read_shorthand,
@@ -258,8 +261,21 @@ def test_the_shipped_shorthand_list_is_what_a_library_gets() -> None:
 def test_a_malformed_shorthand_file_is_refused_with_its_line(tmp_path, content, error) -> None:
     path = tmp_path / "shorthand.tsv"
     path.write_text(content, encoding="utf-8")
-    with pytest.raises(ValueError, match=error):
+    with pytest.raises(ShorthandError, match=error):
         read_shorthand(path)
+
+
+def test_a_library_adds_its_own_shorthand_and_changes_a_listed_one(tmp_path) -> None:
+    own = tmp_path / "shorthand.tsv"
+    assert library_shorthand(None) == library_shorthand(own) == clinical_shorthand()  # no file of its own
+    own.write_text("NELA\tnational emergency laparotomy audit\ntxa\ttexas\n", encoding="utf-8")
+    merged = library_shorthand(own)
+    assert merged["NELA"] == "national emergency laparotomy audit"
+    assert merged["txa"] == "texas" and "TXA" not in merged  # one meaning per spelling, in any case
+    assert merged["sux"] == clinical_shorthand()["sux"]
+    own.write_text("NELA\tnational emergency laparotomy audit\n", encoding="utf-8")
+    os.utime(own, ns=(own.stat().st_atime_ns, own.stat().st_mtime_ns + 1_000_000_000))
+    assert library_shorthand(own)["TXA"] == "tranexamic acid"  # an edited file is read again
 
 
 # The real library -------------------------------------------------------------------------------

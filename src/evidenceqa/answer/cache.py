@@ -27,7 +27,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, Field
 
 from evidenceqa.answer import abstain, extractive, findings, prompt
-from evidenceqa.library.vocabulary import clinical_shorthand
+from evidenceqa.library.vocabulary import library_shorthand
 from evidenceqa.registry import MissingExtra
 from evidenceqa.retrieval import unknown
 
@@ -105,7 +105,8 @@ def settings_fingerprint(settings: BaseModel) -> str:
             "llm_rules": prompt.SYSTEM_PROMPT,
             "extractive_rules": _source_digest(EXTRACTIVE_RULES),
             "abstention_rules": _source_digest(ABSTENTION_RULES),
-            "shorthand": clinical_shorthand(),  # expands questions: a new list finds other evidence
+            # Expands questions: a new list, or the library's own, finds other evidence.
+            "shorthand": library_shorthand(getattr(settings, "shorthand_path", None)),
         }
     )
 

@@ -22,7 +22,7 @@ from evidenceqa.index import IndexOptions, open_backend
 from evidenceqa.index.base import SearchBackend
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.index_sync import SyncReport, indexed_version, pending_chunks, space_name, sync
-from evidenceqa.library.vocabulary import vocabulary_from_counts
+from evidenceqa.library.vocabulary import library_shorthand, vocabulary_from_counts
 from evidenceqa.retrieval.followup import FollowUps, catalogue_rarity
 from evidenceqa.retrieval.retriever import Retriever
 
@@ -51,7 +51,8 @@ class Engine:
         return cls(settings, catalogue, embedder, index)
 
     def retriever(self, today: date | None = None) -> Retriever:
-        vocabulary = vocabulary_from_counts(self.catalogue.abbreviation_counts())
+        shorthand = library_shorthand(self.settings.shorthand_path)
+        vocabulary = vocabulary_from_counts(self.catalogue.abbreviation_counts(), shorthand=shorthand)
         return Retriever(self.settings, self.catalogue, self.backend, self.embedder, vocabulary, today)
 
     def answerer(self, cache: Cache | None = None, today: date | None = None) -> Answerer:

@@ -16,6 +16,7 @@ from rich.markup import escape
 from evidenceqa.cli import ask, calibrate, library, search
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import disk_full, err, labelled
+from evidenceqa.library.vocabulary import ShorthandError
 from evidenceqa.registry import MissingExtra, UnknownComponent
 
 # module: (its extra, the commands it adds, the top-level packages of that extra)
@@ -70,11 +71,11 @@ _register_optional()
 
 
 def main() -> None:
-    """The console script: a missing extra or an unknown component name is one line, exit status 2; a
-    full disk is one line, exit status 1."""
+    """The console script: a missing extra, an unknown component name or a malformed shorthand file
+    is one line, exit status 2; a full disk is one line, exit status 1."""
     try:
         app(prog_name="evidenceqa")
-    except (MissingExtra, UnknownComponent) as exc:
+    except (MissingExtra, UnknownComponent, ShorthandError) as exc:
         err.print(labelled("error", "red", str(exc)), soft_wrap=True)
         sys.exit(2)
     except Exception as exc:

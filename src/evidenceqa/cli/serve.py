@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import emit, fail, out, settings_of
+from evidenceqa.library.vocabulary import library_shorthand
 from evidenceqa.settings import Settings
 from evidenceqa.store import (
     AccountError,
@@ -87,6 +88,7 @@ def serve(
     settings = settings_of(ctx)
     if workers is not None:
         settings = _checked(settings, web_workers=workers)
+    library_shorthand(settings.shorthand_path)  # a malformed file: one line now, not a failed startup
     try:
         admin = first_admin(settings)
     except AccountError as exc:

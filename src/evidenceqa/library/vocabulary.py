@@ -28,7 +28,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +233,7 @@ class Vocabulary:
 
     def _shorthand_in(self, question: str) -> list[tuple[str, str]]:
         matches = self._shorthand_pattern.finditer(question)
-        found = dict.fromkeys(self._shorthand_keys[" ".join(m.group().lower().split())] for m in matches)
+        found = dict.fromkeys(self._shorthand_keys[_shorthand_key(m.group())] for m in matches)
         present = set(analyze(question).split())
         return [
             (short, self.shorthand[short])
@@ -243,7 +243,7 @@ class Vocabulary:
 
     @cached_property
     def _shorthand_keys(self) -> dict[str, str]:
-        return {" ".join(short.lower().split()): short for short in self.shorthand}
+        return {_shorthand_key(short): short for short in self.shorthand}
 
     @cached_property
     def _shorthand_pattern(self) -> re.Pattern[str]:
@@ -319,29 +319,59 @@ def vocabulary_from_counts(
     return Vocabulary(terms=terms, counts=counts, min_count=min_count, shorthand=shorthand)
 
 
+class ShorthandError(ValueError):
+    """A shorthand file that cannot be used; the message names the file, the line and why."""
+
+
 @cache
 def clinical_shorthand() -> dict[str, str]:
     """The shorthand list shipped with the package (`clinical_shorthand.tsv`): shorthand → long form."""
     return read_shorthand(SHORTHAND_FILE)
 
 
+def library_shorthand(own: Path | None) -> dict[str, str]:
+    """The shipped list with a library's own file over it (`<home>/shorthand.tsv`, the same
+    format): its entries add shorthand or give a listed one (in any case) another meaning."""
+    if own is None or not own.is_file():
+        return clinical_shorthand()
+    return _with_own(own, own.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=4)
+def _with_own(own: Path, modified_ns: int) -> dict[str, str]:  # read again once the file changes
+    extra = read_shorthand(own)
+    replaced = {_shorthand_key(short) for short in extra}
+    shipped = {
+        short: long for short, long in clinical_shorthand().items() if _shorthand_key(short) not in replaced
+    }
+    return shipped | extra
+
+
 def read_shorthand(path: Path) -> dict[str, str]:
     """A shorthand file: "#" comment lines, else a shorthand, a tab, its long form; " / " between
-    alternative wordings. ValueError names the file and line of a malformed or repeated entry."""
+    alternative wordings. ShorthandError names the file and line of a malformed or repeated entry."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ShorthandError(f"{path}: cannot be read ({exc.__class__.__name__})") from exc
     entries: dict[str, str] = {}
     seen: set[str] = set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip() or line.startswith("#"):
             continue
         short, tab, long = line.partition("\t")
         short, long = short.strip(), long.strip()
         if not (tab and short and long) or "\t" in long:
-            raise ValueError(f"{path}:{number}: expected a shorthand, a tab and its long form")
-        if " ".join(short.lower().split()) in seen:  # matched without case, so one meaning per spelling
-            raise ValueError(f"{path}:{number}: {short!r} is listed twice")
-        seen.add(" ".join(short.lower().split()))
+            raise ShorthandError(f"{path}:{number}: expected a shorthand, a tab and its long form")
+        if _shorthand_key(short) in seen:  # matched without case, so one meaning per spelling
+            raise ShorthandError(f"{path}:{number}: {short!r} is listed twice")
+        seen.add(_shorthand_key(short))
         entries[short] = long
     return entries
+
+
+def _shorthand_key(short: str) -> str:
+    return " ".join(short.lower().split())
 
 
 def _abbreviation_pattern(abbrs: Iterable[str], folded: Iterable[str] = ()) -> re.Pattern[str]:
