@@ -207,13 +207,16 @@ SHORTHAND = {
     "MAP": "mean arterial pressure",
     "Hb": "hemoglobin",
     "SSI": "skin and soft-tissue infection",
+    "lap": "laparoscopic",
 }
 
 
 @pytest.fixture
 def shorthand(monkeypatch) -> Vocabulary:
-    """The test vocabulary with shorthand; "map" is the English word the tests need it to be."""
-    monkeypatch.setattr("evidenceqa.library.vocabulary.common_words", lambda: frozenset({"map", "the"}))
+    """The test vocabulary with shorthand; "map" and "lap" are English words, as the tests need."""
+    monkeypatch.setattr(
+        "evidenceqa.library.vocabulary.common_words", lambda: frozenset({"map", "the", "lap"})
+    )
     return replace(VOCABULARY, shorthand=SHORTHAND)
 
 
@@ -222,6 +225,9 @@ SHORTHAND_EXPANSIONS = [
     ("txa in hip surgery", [("TXA", "tranexamic acid")]),  # not an English word: any case
     ("MAP target in sepsis", [("MAP", "mean arterial pressure")]),
     ("map of the ward", []),  # an English word keeps its case
+    ("Map of the ward", []),
+    ("Lap or open repair?", [("lap", "laparoscopic")]),  # one listed in lower case may open a sentence
+    ("LAP or open repair?", []),
     ("Hb after haemoglobin-guided transfusion", []),  # the long form is there, in the other spelling
     ("tranexamic acid (TXA) dose", []),
     # The library's own definition wins over the shipped one.

@@ -247,10 +247,12 @@ class Vocabulary:
 
     @cached_property
     def _shorthand_pattern(self) -> re.Pattern[str]:
-        """One pattern; a shorthand whose lower case is an English word ("MAP", "roc") keeps its case."""
+        """One pattern; a shorthand whose lower case is an English word ("MAP", "roc") keeps its case,
+        but one listed in lower case may open a sentence ("Lap chole for…")."""
         english = common_words()  # empty without the embedder's weights: then every case matters
         folded = [short for short in self.shorthand if english and short.lower() not in english]
-        return _abbreviation_pattern(set(self.shorthand) - set(folded), folded=folded)
+        exact = set(self.shorthand) - set(folded)
+        return _abbreviation_pattern(exact | {s.capitalize() for s in exact if s.islower()}, folded=folded)
 
     def _abbreviations_in(self, question: str) -> list[tuple[str, str]]:
         # Case-sensitive and whole tokens only: "or" is never "OR", "MRSAs" is not "MRSA".
