@@ -118,7 +118,7 @@ def main() -> None:
         # With alpha = adaptive, a refitted packaged model ranks other evidence under the same
         # settings, and abstention reads the evidence at the fixed weight FIXED_ALPHA.
         adaptive = retriever.adaptive
-        searched = settings_fingerprint(settings) + (
+        searched = f"{settings_fingerprint(settings)}/{retriever.vocabulary.shorthand_fingerprint}" + (
             f"/{adaptive.fingerprint()}/adequacy at {FIXED_ALPHA}" if adaptive else ""
         )
         for name in GAP_SETS:

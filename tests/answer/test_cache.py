@@ -69,6 +69,7 @@ def test_key_changes_with_question_filters_index_version_and_settings():
     )
     assert cache_key("Is CHG safe?", filters, 3, "fp", calibration="a") != base
     assert cache_key("Is CHG safe?", filters, 3, "fp", fusion_model="a") != base
+    assert cache_key("Is CHG safe?", filters, 3, "fp", shorthand="a") != base
 
 
 def test_filter_key_order_does_not_matter():
@@ -105,17 +106,6 @@ def test_fingerprint_changes_with_the_abstention_rules(monkeypatch):
     base = settings_fingerprint(Settings())
     monkeypatch.setattr("evidenceqa.answer.cache.ABSTENTION_RULES", (findings,))
     assert settings_fingerprint(Settings()) != base
-
-
-def test_fingerprint_changes_with_the_shorthand_a_question_is_expanded_with(tmp_path, monkeypatch):
-    base = settings_fingerprint(Settings(home=tmp_path))
-    (tmp_path / "shorthand.tsv").write_text("NELA\tnational emergency laparotomy audit\n", encoding="utf-8")
-    own = settings_fingerprint(Settings(home=tmp_path))
-    assert own != base
-    monkeypatch.setattr(
-        "evidenceqa.library.vocabulary.clinical_shorthand", lambda: {"TXA": "tranexamic acid"}
-    )
-    assert settings_fingerprint(Settings(home=tmp_path / "other")) not in (base, own)
 
 
 def test_fingerprint_includes_generator_settings_once_they_exist():

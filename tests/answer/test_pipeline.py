@@ -63,13 +63,19 @@ def test_second_identical_question_comes_from_the_cache_until_the_library_change
     assert not answerer.ask(SHAVE).cache_hit
 
 
-def test_a_cached_answer_is_only_served_for_the_same_evidence_budget_and_calibration(engine: Engine) -> None:
+def test_a_cached_answer_is_only_served_for_the_same_evidence_budget_calibration_and_shorthand(
+    engine: Engine,
+) -> None:
     answerer = engine.answerer(MemoryCache(16))
     assert not answerer.ask(SHAVE, k=1).cache_hit
     assert not answerer.ask(SHAVE, k=3).cache_hit  # not the one-chunk answer
     assert answerer.ask(SHAVE, k=3).cache_hit
     answerer.abstainer = Abstainer([0.0] * len(FEATURES), 50.0, 0.5, "refitted")
     assert not answerer.ask(SHAVE, k=3).cache_hit  # a refit decides anew what is answered
+    assert answerer.ask(SHAVE, k=3).cache_hit
+    vocabulary = replace(answerer.retriever.vocabulary, shorthand={"CHG": "chlorhexidine gluconate"})
+    answerer.retriever.vocabulary = vocabulary
+    assert not answerer.ask(SHAVE, k=3).cache_hit  # other shorthand may find other evidence
 
 
 def test_answers_round_trip_through_their_dict(engine: Engine) -> None:

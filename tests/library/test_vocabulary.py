@@ -1,5 +1,4 @@
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -280,8 +279,19 @@ def test_a_library_adds_its_own_shorthand_and_changes_a_listed_one(tmp_path) -> 
     assert merged["txa"] == "texas" and "TXA" not in merged  # one meaning per spelling, in any case
     assert merged["sux"] == clinical_shorthand()["sux"]
     own.write_text("NELA\tnational emergency laparotomy audit\n", encoding="utf-8")
-    os.utime(own, ns=(own.stat().st_atime_ns, own.stat().st_mtime_ns + 1_000_000_000))
     assert library_shorthand(own)["TXA"] == "tranexamic acid"  # an edited file is read again
+
+
+def test_the_shorthand_fingerprint_follows_the_list() -> None:
+    listed = Vocabulary(shorthand={"TXA": "tranexamic acid"})
+    assert (
+        listed.shorthand_fingerprint
+        == Vocabulary(
+            terms={"OR": "operating room"}, shorthand={"TXA": "tranexamic acid"}
+        ).shorthand_fingerprint
+    )
+    assert listed.shorthand_fingerprint != Vocabulary(shorthand={"TXA": "texas"}).shorthand_fingerprint
+    assert listed.shorthand_fingerprint != Vocabulary().shorthand_fingerprint
 
 
 # The real library -------------------------------------------------------------------------------

@@ -27,7 +27,6 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, Field
 
 from evidenceqa.answer import abstain, extractive, findings, prompt
-from evidenceqa.library.vocabulary import library_shorthand
 from evidenceqa.registry import MissingExtra
 from evidenceqa.retrieval import unknown
 
@@ -105,8 +104,6 @@ def settings_fingerprint(settings: BaseModel) -> str:
             "llm_rules": prompt.SYSTEM_PROMPT,
             "extractive_rules": _source_digest(EXTRACTIVE_RULES),
             "abstention_rules": _source_digest(ABSTENTION_RULES),
-            # Expands questions: a new list, or the library's own, finds other evidence.
-            "shorthand": library_shorthand(getattr(settings, "shorthand_path", None)),
         }
     )
 
@@ -124,11 +121,13 @@ def cache_key(
     k: int | None = None,
     calibration: str = "",
     fusion_model: str = "",
+    shorthand: str = "",
 ) -> str:
     """The exact-match key of one answer; `filters` as `Filters.describe()` gives them, `k` the
     chunks it is written from when the call sets them, `calibration` a digest of the abstention
     model (a refit changes which questions are answered without changing the index),
-    `fusion_model` one of the adaptive fusion's model (a new one ranks other evidence first)."""
+    `fusion_model` one of the adaptive fusion's model (a new one ranks other evidence first),
+    `shorthand` one of the shorthand questions are expanded with (a new list finds other evidence)."""
     return _digest(
         {
             "format": ANSWER_FORMAT,
@@ -139,6 +138,7 @@ def cache_key(
             "k": k,
             "calibration": calibration,
             "fusion_model": fusion_model,
+            "shorthand": shorthand,
         }
     )
 

@@ -150,7 +150,8 @@ class Answerer:
         described = (filters or Filters()).describe() | ({} if question_years else {"question_years": False})
         adaptive = self.retriever.adaptive
         key = cache_key(resolved.question, described, version, settings_fingerprint(self.settings), k,
-                        self.abstainer.fingerprint(), adaptive.fingerprint() if adaptive else "")  # fmt: skip
+                        self.abstainer.fingerprint(), adaptive.fingerprint() if adaptive else "",
+                        self.retriever.vocabulary.shorthand_fingerprint)  # fmt: skip
         cached = self.cache.get(key) if use_cache else None
         if cached is not None:
             return self._from_cache(cached, resolved, started, on_delta)

@@ -24,11 +24,13 @@ long form is read on analysed terms, so "haemoglobin" is "hemoglobin" for "Hb".
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache, cached_property, lru_cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -214,9 +216,6 @@ class Vocabulary:
     # Shorthand → long form from outside the library (`clinical_shorthand`), for what it does not define.
     shorthand: dict[str, str] = field(default_factory=dict)
 
-    def __len__(self) -> int:
-        return len(self.terms)
-
     def expand(self, question: str) -> Expansion:
         """The question with the long forms of its abbreviations and the abbreviations of its long
         forms appended; the question itself is kept verbatim."""
@@ -234,12 +233,20 @@ class Vocabulary:
     def _shorthand_in(self, question: str) -> list[tuple[str, str]]:
         matches = self._shorthand_pattern.finditer(question)
         found = dict.fromkeys(self._shorthand_keys[_shorthand_key(m.group())] for m in matches)
+        if not found:
+            return []
         present = set(analyze(question).split())
         return [
             (short, self.shorthand[short])
             for short in found
             if short not in self.terms and not set(analyze(self.shorthand[short]).split()) <= present
         ]
+
+    @cached_property
+    def shorthand_fingerprint(self) -> str:
+        """A digest of the shorthand it expands with: an answer found with another list is not this
+        one's (the mined terms change only with the index version)."""
+        return hashlib.sha256(json.dumps(self.shorthand, sort_keys=True).encode()).hexdigest()[:16]
 
     @cached_property
     def _shorthand_keys(self) -> dict[str, str]:
@@ -333,14 +340,10 @@ def clinical_shorthand() -> dict[str, str]:
 
 def library_shorthand(own: Path | None) -> dict[str, str]:
     """The shipped list with a library's own file over it (`<home>/shorthand.tsv`, the same
-    format): its entries add shorthand or give a listed one (in any case) another meaning."""
+    format): its entries add shorthand or give a listed one (in any case) another meaning. Read
+    when a retriever is made: a running server keeps what it read."""
     if own is None or not own.is_file():
         return clinical_shorthand()
-    return _with_own(own, own.stat().st_mtime_ns)
-
-
-@lru_cache(maxsize=4)
-def _with_own(own: Path, modified_ns: int) -> dict[str, str]:  # read again once the file changes
     extra = read_shorthand(own)
     replaced = {_shorthand_key(short) for short in extra}
     shipped = {

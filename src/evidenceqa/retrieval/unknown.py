@@ -13,10 +13,11 @@ answer would be drawn from evidence about something else. A question word is suc
   with a library word of MIN_LETTERS or more ("reachable", "intertrochanteric", "unprovoked").
 
 Shorter words (abbreviations and shorthand: "TXA", "ppx", "sux"), the abbreviations the vocabulary
-expanded whatever their length ("rFVIIa", "TURBT": the library may say them in full), words with digits and runs of
-letters longer than any name (MAX_LETTERS: pasted text without spaces, whose ~50 spellings per letter
-would cost seconds of every search) are left to the adequacy model. Everything is read from the library's own term statistics, so it holds for any
-library after `ingest` alone; the abstention rule that uses it is in `answer.abstain`.
+expanded whatever their length ("rFVIIa", "TURBT": the library may say them in full), words with
+digits, and runs of letters longer than any name (MAX_LETTERS: pasted text without spaces, whose ~50
+spellings per letter would cost seconds of every search) are left to the adequacy model. Everything
+is read from the library's own term statistics, so it holds for any library after `ingest` alone;
+the abstention rule that uses it is in `answer.abstain`.
 """
 
 from __future__ import annotations
