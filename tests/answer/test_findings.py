@@ -139,6 +139,21 @@ def test_the_verdict_is_the_majority_cited_by_those_that_agree() -> None:
     assert all(direction_of(verdict(s).line()) == verdict(s).direction for s in ([], [("A reduced it.", 1)]))
 
 
+def test_a_study_whose_conclusion_takes_a_side_speaks_through_it_alone() -> None:
+    results = [("The infection rate was 4% lower with prophylaxis.", 1), ("Prophylaxis reduced fever.", 2)]
+    conclusion = ("Routine prophylaxis is not recommended.", 3)  # the same study's conclusion: no
+    findings, weights = [*results, conclusion], [1.0, 1.0, 2.0]
+    assert verdict(findings, weights).direction == "mixed"  # counted as separate votes
+    found = verdict(findings, weights, sources=["study"] * 3)
+    assert found.direction == "no" and found.citations == [3] and found.sides == {"no": [3]}
+    # Another study's results still vote: two sources that disagree are mixed.
+    other = verdict(findings, weights, sources=["other", "other", "study"])
+    assert other.direction == "mixed" and other.sides == {"yes": [1, 2], "no": [3]}
+    # A source without a conclusion that takes a side votes with every finding, as before.
+    split = [results[0], ("The infection rate did not differ.", 2)]
+    assert verdict(split, [1.0, 1.0], sources=["study", "study"]).direction == "mixed"
+
+
 def test_a_finding_that_restates_the_question_says_yes_to_it() -> None:
     question = "Do ventricular arrhythmias in athletes subside over time?"
     restated = "These arrhythmias subside over time when athletes are engaged in non-competitive sports."
@@ -156,6 +171,27 @@ def test_a_finding_that_restates_the_question_says_yes_to_it() -> None:
     # A stance of its own is kept: a negated restatement says no.
     denied = "Ventricular arrhythmias in athletes did not subside over time."
     assert verdict([(denied, 1)], question=question).direction == "no"
+
+
+def test_of_two_contrasted_statements_the_one_about_the_question_decides() -> None:
+    question = "Is high-sensitivity C-reactive protein associated with carotid atherosclerosis in Koreans?"
+    contrasted = (
+        "Both hsCRP levels and carotid IMT were strongly correlated with conventional risk factors, "
+        "but there was no independent association between hsCRP levels and carotid IMT in healthy Koreans."
+    )
+    assert polarity(contrasted) == "yes"  # without the question, the first statement decides
+    assert polarity(contrasted, question) == "no"
+    assert polarity(contrasted.replace(", but", "; however,"), question) == "no"
+    # The other way round: the second statement is about something else, so the first decides.
+    growth = "Can the growth rate of a gallbladder polyp predict a neoplastic polyp?"
+    other = (
+        "The growth rate was not related to the neoplastic nature of a polyp, "
+        "but older age was significantly associated with hypertension."
+    )
+    assert polarity(other, growth) == "no"
+    # A tie keeps the first statement, as before.
+    tie = "Infection rates were reduced, but costs were not lower."
+    assert polarity(tie, "Does clipping affect infection costs?") == "yes"
 
 
 def test_a_question_about_safety_is_answered_only_by_findings_that_state_it() -> None:

@@ -178,7 +178,12 @@ class ExtractiveGenerator:
             if asks_yes_or_no(question):
                 # Derived by rule from the findings it cites, which follow it verbatim.
                 findings = [c for c in chosen if c.finding > 0]
-                found = verdict([(c.text, c.n) for c in findings], [c.vote for c in findings], question)
+                found = verdict(
+                    [(c.text, c.n) for c in findings],
+                    [c.vote for c in findings],
+                    question,
+                    [c.doc_id for c in findings],
+                )
                 sentences[:0] = [
                     Sentence(found.line(), found.citations, supported=True),
                     *_sides(found, evidence),

@@ -104,6 +104,10 @@ _CONCLUSION_SECTION = re.compile(r"\b(?:conclusions?|interpretation|summary)\b",
 # The main clause: what follows "…, while …" or "…; …" qualifies it, and what "If …," sets as a condition
 # is not what the sentence says.
 _QUALIFIER = re.compile(r",\s*(?:while|whereas|but|although|though)\b|;\s")
+# "X, but Y" and "X; however, Y" state two things: the one about what is asked is the finding
+# ("… correlated with risk factors, but there was no independent association between hsCRP and
+# carotid IMT" to "Is hsCRP associated with carotid atherosclerosis?").
+_CONTRAST = re.compile(r",\s*but\b|;\s*however\b,?", re.I)
 _CONDITION = re.compile(r"^(?:if|when|where|unless|although|though|while|whereas|once)\b[^,]*,\s*", re.I)
 # Uncertainty states no direction ("remains unclear"); a modal hedge states one tentatively ("shaving
 # may increase infection" is how a trial's conclusion says yes).
@@ -156,6 +160,7 @@ DIRECTIONS = ("yes", "no", "mixed", "unclear")
 ECHO_SHARE = 0.5
 # A side needs this share of the votes, else the evidence is mixed.
 MAJORITY = 2 / 3
+CONCLUSION_VOTE = 2.0  # a conclusion's vote: what a study found as a whole outweighs a single result
 
 
 def finding_weight(text: str, section_path: Sequence[str] = ()) -> float:
@@ -194,14 +199,18 @@ def is_tentative(text: str) -> bool:
     return _stance(text)[1]
 
 
-def _main_clause(text: str) -> str:
+def _main_clause(text: str, asked: frozenset[str] | set[str] = frozenset()) -> str:
     """What a sentence states: not a leading condition ("Although outcomes remain poor, …") nor what
-    qualifies it ("…, while …")."""
-    return _QUALIFIER.split(_CONDITION.sub("", text, count=1), maxsplit=1)[0]
+    qualifies it ("…, while …"); of two contrasted statements, the one sharing more of the question's
+    terms `asked` (the first, on a tie)."""
+    text = _CONDITION.sub("", text, count=1)
+    if asked and len(parts := _CONTRAST.split(text)) > 1:
+        text = max(parts, key=lambda part: len(asked & set(terms(part))))
+    return _QUALIFIER.split(text, maxsplit=1)[0]
 
 
-def _stance(text: str) -> tuple[str | None, bool]:
-    main = _main_clause(text)
+def _stance(text: str, asked: frozenset[str] | set[str] = frozenset()) -> tuple[str | None, bool]:
+    main = _main_clause(text, asked)
     for clause in dict.fromkeys((main, text)):  # the main clause decides; else the whole sentence
         tentative = bool(_TENTATIVE.search(clause))
         if _NEGATED.search(clause):
@@ -215,10 +224,12 @@ def _side(text: str, asked: set[str]) -> tuple[str | None, bool]:
     """(side, tentative): the finding's own stance; else "yes" when its main clause restates the
     question's terms `asked` ("These arrhythmias subside over time" to "Do ventricular arrhythmias
     in athletes subside over time?") without calling it uncertain."""
-    stance = _stance(text)
+    stance = _stance(text, asked)
     if stance[0] is not None or not asked or _UNCERTAIN.search(text):
         return stance
-    restated = asked & set(terms(_main_clause(text)))  # not what "If hair has to be removed, …" sets out
+    restated = asked & set(
+        terms(_main_clause(text, asked))
+    )  # not what "If hair has to be removed, …" sets out
     if len(restated) < ECHO_SHARE * len(asked):
         return stance
     return "yes", bool(_TENTATIVE.search(text))
@@ -230,9 +241,9 @@ def _answer(text: str, question: str, asked: set[str]) -> tuple[str | None, bool
     if _ASKS_SAFETY.search(question) and not _STATES_SAFETY.search(text):
         return None, False
     side, tentative = _side(text, asked)
-    if side is None or not _ASKS_SAMENESS.search(question) or side != _stance(text)[0]:
+    if side is None or not _ASKS_SAMENESS.search(question) or side != _stance(text, asked)[0]:
         return side, tentative  # a finding that restates the question says yes to it as asked
-    main = _main_clause(text)
+    main = _main_clause(text, asked)
     if side == "no":
         return ("no" if _UNLIKE.search(main) else "yes"), tentative
     return ("no", tentative) if _DIFFERENCE.search(main) else (None, False)
@@ -247,7 +258,7 @@ def is_conclusion(section_path: Sequence[str]) -> bool:
 
 def vote_weight(text: str, section_path: Sequence[str] = ()) -> float:
     """How much a finding counts towards the verdict: a conclusion twice a single result."""
-    return 2.0 if _CONCLUDING.match(text.strip()) or is_conclusion(section_path) else 1.0
+    return CONCLUSION_VOTE if _CONCLUDING.match(text.strip()) or is_conclusion(section_path) else 1.0
 
 
 # Every yes/no line opens so: how a reader (and `direction_of`) tells it from a quoted sentence.
@@ -301,25 +312,35 @@ class Verdict:
 
 
 def verdict(
-    sentences: Sequence[tuple[str, int]], weights: Sequence[float] | None = None, question: str = ""
+    sentences: Sequence[tuple[str, int]],
+    weights: Sequence[float] | None = None,
+    question: str = "",
+    sources: Sequence[str] | None = None,
 ) -> Verdict:
     """The direction of the (sentence, evidence number) findings on `question`, each counting its
-    weight (1 when not given), cited by those that agree with it (all that take a side when mixed)."""
+    weight (1 when not given), cited by those that agree with it (all that take a side when mixed).
+    Given each finding's source (a document id), a source whose conclusion takes a side speaks
+    through its conclusions alone: a single result of its own that points the other way is what
+    its authors weighed, not a second study."""
     weighed = zip(sentences, weights or [1.0] * len(sentences), strict=True)
     asked = set(terms(question))
-    stances = [(_answer(text, question, asked), n, w) for (text, n), w in weighed]
-    votes = [(side, n, w) for (side, _), n, w in stances if side is not None]
+    votes = [(side, hedged, n, w) for (text, n), w in weighed
+             for side, hedged in [_answer(text, question, asked)] if side is not None]  # fmt: skip
+    if sources is not None:
+        source_of = dict(zip((n for _, n in sentences), sources, strict=True))
+        concluded = {source_of[n] for _, _, n, w in votes if w >= CONCLUSION_VOTE}
+        votes = [vote for vote in votes if vote[3] >= CONCLUSION_VOTE or source_of[vote[2]] not in concluded]
     if not votes:
         return Verdict("unclear", [])
-    total = sum(w for _, _, w in votes)
-    yes = sum(w for side, _, w in votes if side == "yes")
+    total = sum(w for *_, w in votes)
+    yes = sum(w for side, *_, w in votes if side == "yes")
     if yes >= MAJORITY * total:
         direction = "yes"
     elif total - yes >= MAJORITY * total:
         direction = "no"
     else:
         direction = "mixed"
-    cited = [n for side, n, _ in votes if direction == "mixed" or side == direction]
-    sides = {side: list(dict.fromkeys(n for s, n, _ in votes if s == side)) for side in ("yes", "no")}
-    tentative = all(hedged for (side, hedged), _, _ in stances if side == direction)
+    cited = [n for side, _, n, _ in votes if direction == "mixed" or side == direction]
+    sides = {side: list(dict.fromkeys(n for s, _, n, _ in votes if s == side)) for side in ("yes", "no")}
+    tentative = all(hedged for side, hedged, _, _ in votes if side == direction)
     return Verdict(direction, list(dict.fromkeys(cited)), {k: v for k, v in sides.items() if v}, tentative)
