@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from evidenceqa.text.tokens import terms
 
@@ -227,9 +228,8 @@ def _side(text: str, asked: set[str]) -> tuple[str | None, bool]:
     stance = _stance(text, asked)
     if stance[0] is not None or not asked or _UNCERTAIN.search(text):
         return stance
-    restated = asked & set(
-        terms(_main_clause(text, asked))
-    )  # not what "If hair has to be removed, …" sets out
+    # Not what "If hair has to be removed, …" sets out.
+    restated = asked & set(terms(_main_clause(text, asked)))
     if len(restated) < ECHO_SHARE * len(asked):
         return stance
     return "yes", bool(_TENTATIVE.search(text))
@@ -311,6 +311,13 @@ class Verdict:
         return _LINES[self.direction]
 
 
+class _Vote(NamedTuple):
+    side: str  # "yes" or "no"
+    hedged: bool
+    n: int  # the finding's evidence number
+    weight: float
+
+
 def verdict(
     sentences: Sequence[tuple[str, int]],
     weights: Sequence[float] | None = None,
@@ -324,23 +331,23 @@ def verdict(
     its authors weighed, not a second study."""
     weighed = zip(sentences, weights or [1.0] * len(sentences), strict=True)
     asked = set(terms(question))
-    votes = [(side, hedged, n, w) for (text, n), w in weighed
+    votes = [_Vote(side, hedged, n, w) for (text, n), w in weighed
              for side, hedged in [_answer(text, question, asked)] if side is not None]  # fmt: skip
     if sources is not None:
         source_of = dict(zip((n for _, n in sentences), sources, strict=True))
-        concluded = {source_of[n] for _, _, n, w in votes if w >= CONCLUSION_VOTE}
-        votes = [vote for vote in votes if vote[3] >= CONCLUSION_VOTE or source_of[vote[2]] not in concluded]
+        concluded = {source_of[v.n] for v in votes if v.weight >= CONCLUSION_VOTE}
+        votes = [v for v in votes if v.weight >= CONCLUSION_VOTE or source_of[v.n] not in concluded]
     if not votes:
         return Verdict("unclear", [])
-    total = sum(w for *_, w in votes)
-    yes = sum(w for side, *_, w in votes if side == "yes")
+    total = sum(v.weight for v in votes)
+    yes = sum(v.weight for v in votes if v.side == "yes")
     if yes >= MAJORITY * total:
         direction = "yes"
     elif total - yes >= MAJORITY * total:
         direction = "no"
     else:
         direction = "mixed"
-    cited = [n for side, _, n, _ in votes if direction == "mixed" or side == direction]
-    sides = {side: list(dict.fromkeys(n for s, _, n, _ in votes if s == side)) for side in ("yes", "no")}
-    tentative = all(hedged for side, hedged, _, _ in votes if side == direction)
+    cited = [v.n for v in votes if direction == "mixed" or v.side == direction]
+    sides = {side: list(dict.fromkeys(v.n for v in votes if v.side == side)) for side in ("yes", "no")}
+    tentative = all(v.hedged for v in votes if v.side == direction)
     return Verdict(direction, list(dict.fromkeys(cited)), {k: v for k, v in sides.items() if v}, tentative)
