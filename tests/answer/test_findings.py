@@ -173,27 +173,6 @@ def test_a_finding_that_restates_the_question_says_yes_to_it() -> None:
     assert verdict([(denied, 1)], question=question).direction == "no"
 
 
-def test_of_two_contrasted_statements_the_one_about_the_question_decides() -> None:
-    question = "Is high-sensitivity C-reactive protein associated with carotid atherosclerosis in Koreans?"
-    contrasted = (
-        "Both hsCRP levels and carotid IMT were strongly correlated with conventional risk factors, "
-        "but there was no independent association between hsCRP levels and carotid IMT in healthy Koreans."
-    )
-    assert polarity(contrasted) == "yes"  # without the question, the first statement decides
-    assert polarity(contrasted, question) == "no"
-    assert polarity(contrasted.replace(", but", "; however,"), question) == "no"
-    # The other way round: the second statement is about something else, so the first decides.
-    growth = "Can the growth rate of a gallbladder polyp predict a neoplastic polyp?"
-    other = (
-        "The growth rate was not related to the neoplastic nature of a polyp, "
-        "but older age was significantly associated with hypertension."
-    )
-    assert polarity(other, growth) == "no"
-    # A tie keeps the first statement, as before.
-    tie = "Infection rates were reduced, but costs were not lower."
-    assert polarity(tie, "Does clipping affect infection costs?") == "yes"
-
-
 def test_a_question_about_safety_is_answered_only_by_findings_that_state_it() -> None:
     question = "Is tranexamic acid safe in hip replacement?"
     benefit = "Combined use of tranexamic acid and desmopressin decreases postoperative blood loss."

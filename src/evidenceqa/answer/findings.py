@@ -105,10 +105,6 @@ _CONCLUSION_SECTION = re.compile(r"\b(?:conclusions?|interpretation|summary)\b",
 # The main clause: what follows "…, while …" or "…; …" qualifies it, and what "If …," sets as a condition
 # is not what the sentence says.
 _QUALIFIER = re.compile(r",\s*(?:while|whereas|but|although|though)\b|;\s")
-# "X, but Y" and "X; however, Y" state two things: the one about what is asked is the finding
-# ("… correlated with risk factors, but there was no independent association between hsCRP and
-# carotid IMT" to "Is hsCRP associated with carotid atherosclerosis?").
-_CONTRAST = re.compile(r",\s*but\b|;\s*however\b,?", re.I)
 _CONDITION = re.compile(r"^(?:if|when|where|unless|although|though|while|whereas|once)\b[^,]*,\s*", re.I)
 # Uncertainty states no direction ("remains unclear"); a modal hedge states one tentatively ("shaving
 # may increase infection" is how a trial's conclusion says yes).
@@ -200,18 +196,14 @@ def is_tentative(text: str) -> bool:
     return _stance(text)[1]
 
 
-def _main_clause(text: str, asked: frozenset[str] | set[str] = frozenset()) -> str:
+def _main_clause(text: str) -> str:
     """What a sentence states: not a leading condition ("Although outcomes remain poor, …") nor what
-    qualifies it ("…, while …"); of two contrasted statements, the one sharing more of the question's
-    terms `asked` (the first, on a tie)."""
-    text = _CONDITION.sub("", text, count=1)
-    if asked and len(parts := _CONTRAST.split(text)) > 1:
-        text = max(parts, key=lambda part: len(asked & set(terms(part))))
-    return _QUALIFIER.split(text, maxsplit=1)[0]
+    qualifies it ("…, while …")."""
+    return _QUALIFIER.split(_CONDITION.sub("", text, count=1), maxsplit=1)[0]
 
 
-def _stance(text: str, asked: frozenset[str] | set[str] = frozenset()) -> tuple[str | None, bool]:
-    main = _main_clause(text, asked)
+def _stance(text: str) -> tuple[str | None, bool]:
+    main = _main_clause(text)
     for clause in dict.fromkeys((main, text)):  # the main clause decides; else the whole sentence
         tentative = bool(_TENTATIVE.search(clause))
         if _NEGATED.search(clause):
@@ -225,11 +217,10 @@ def _side(text: str, asked: set[str]) -> tuple[str | None, bool]:
     """(side, tentative): the finding's own stance; else "yes" when its main clause restates the
     question's terms `asked` ("These arrhythmias subside over time" to "Do ventricular arrhythmias
     in athletes subside over time?") without calling it uncertain."""
-    stance = _stance(text, asked)
+    stance = _stance(text)
     if stance[0] is not None or not asked or _UNCERTAIN.search(text):
         return stance
-    # Not what "If hair has to be removed, …" sets out.
-    restated = asked & set(terms(_main_clause(text, asked)))
+    restated = asked & set(terms(_main_clause(text)))  # not what "If hair has to be removed, …" sets out
     if len(restated) < ECHO_SHARE * len(asked):
         return stance
     return "yes", bool(_TENTATIVE.search(text))
@@ -241,9 +232,9 @@ def _answer(text: str, question: str, asked: set[str]) -> tuple[str | None, bool
     if _ASKS_SAFETY.search(question) and not _STATES_SAFETY.search(text):
         return None, False
     side, tentative = _side(text, asked)
-    if side is None or not _ASKS_SAMENESS.search(question) or side != _stance(text, asked)[0]:
+    if side is None or not _ASKS_SAMENESS.search(question) or side != _stance(text)[0]:
         return side, tentative  # a finding that restates the question says yes to it as asked
-    main = _main_clause(text, asked)
+    main = _main_clause(text)
     if side == "no":
         return ("no" if _UNLIKE.search(main) else "yes"), tentative
     return ("no", tentative) if _DIFFERENCE.search(main) else (None, False)
