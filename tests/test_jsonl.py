@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from evidenceqa.jsonl import read_rows
+from evidenceqa.jsonl import json_fingerprint, read_rows
 
 
 def _year(row: dict) -> int:
@@ -34,3 +34,10 @@ def test_a_bad_line_is_named_with_what_it_should_have_been(tmp_path: Path, line:
     assert next(rows) == 2001  # rows before the bad one are read
     with pytest.raises(ValueError, match=rf"rows\.jsonl:2: not a year row \(.*{reason}"):
         next(rows)
+
+
+def test_a_json_fingerprint_names_the_value_not_its_key_order() -> None:
+    first = json_fingerprint({"TXA": "tranexamic acid", "sux": "suxamethonium"})
+    assert first == json_fingerprint({"sux": "suxamethonium", "TXA": "tranexamic acid"})
+    assert first != json_fingerprint({"TXA": "texas", "sux": "suxamethonium"})
+    assert len(first) == 16 and int(first, 16) >= 0

@@ -1,7 +1,9 @@
-"""Reading JSONL files whose rows are checked: a bad line is an error that names it."""
+"""Reading JSONL files whose rows are checked: a bad line is an error that names it; and the short
+digest of a JSON value that identifies a model or a list in a cache key."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,3 +25,8 @@ def read_rows(path: Path, parse: Callable[[Any], T], what: str) -> Iterator[T]:
             except (KeyError, TypeError, ValueError) as exc:  # JSONDecodeError is a ValueError
                 raise ValueError(f"{path}:{line_no}: not {what} ({exc})") from None
             yield row
+
+
+def json_fingerprint(value: Any) -> str:
+    """16 hex digits of the SHA-256 of `value` as key-sorted JSON: the same value, the same digest."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]

@@ -33,7 +33,6 @@ then the question's word for what the documents call otherwise: "rodent" for the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -44,6 +43,7 @@ import numpy as np
 
 from evidenceqa.answer.extractive import answerable_sentences
 from evidenceqa.embeddings.base import Embedder
+from evidenceqa.jsonl import json_fingerprint
 from evidenceqa.retrieval.retriever import SearchResponse
 from evidenceqa.text.tokens import terms
 
@@ -167,7 +167,7 @@ class Abstainer:
 
     def fingerprint(self) -> str:
         """A digest of the model: answers cached under another one are not this model's answers."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        return json_fingerprint(asdict(self))
 
     def save(self, home: Path) -> Path:
         """Written with the signals' names, so a later version with other signals refuses the file."""

@@ -24,8 +24,6 @@ long form is read on analysed terms, so "haemoglobin" is "hemoglobin" for "Hb".
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -34,6 +32,7 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
+from evidenceqa.jsonl import json_fingerprint
 from evidenceqa.text.english import common_words
 from evidenceqa.text.tokens import STOP_WORDS, analyze
 
@@ -246,7 +245,7 @@ class Vocabulary:
     def shorthand_fingerprint(self) -> str:
         """A digest of the shorthand it expands with: an answer found with another list is not this
         one's (the mined terms change only with the index version)."""
-        return hashlib.sha256(json.dumps(self.shorthand, sort_keys=True).encode()).hexdigest()[:16]
+        return json_fingerprint(self.shorthand)
 
     @cached_property
     def _shorthand_keys(self) -> dict[str, str]:

@@ -23,7 +23,6 @@ ratio, share or cosine, so nothing in it depends on the library it was fitted on
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any, cast, get_args
 
 from evidenceqa.index.base import Hit
+from evidenceqa.jsonl import json_fingerprint
 from evidenceqa.retrieval.fusion import UNIT_TEMPERATURES, Fusion, FusionMethod
 
 SIGNALS = (
@@ -149,7 +149,7 @@ class AdaptiveAlpha:
 
     def fingerprint(self) -> str:
         """A digest of the model: what another model ranked (a cached answer) is not this one's."""
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+        return json_fingerprint(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AdaptiveAlpha:
