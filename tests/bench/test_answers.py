@@ -13,9 +13,11 @@ from evidenceqa.bench.answers import (
     halves,
     left_out,
     score_answer,
+    score_sources,
+    source_shares,
 )
 from evidenceqa.bench.retrieval import Question
-from evidenceqa.records import Answer, Citation, Usage
+from evidenceqa.records import Answer, Citation, Sentence, Usage
 from evidenceqa.retrieval.retriever import SearchResponse, SearchResult
 from tests.answer.evidence import chunk
 
@@ -105,10 +107,24 @@ def test_the_evidence_states_the_answer_when_a_gold_chunk_holds_a_span_or_a_revi
     assert answer_in_evidence(Question("8", "q", ["pubmed-9"], [], {}), _found(("pubmed-9#2", "Yes.")), {})
 
 
-def _answer(text: str, doc_ids: list[str], abstained: bool = False) -> Answer:
+def _answer(
+    text: str, doc_ids: list[str], abstained: bool = False, sentences: list[Sentence] | None = None
+) -> Answer:
     citations = [Citation(i + 1, d, f"{d}#0", None, None, None, text) for i, d in enumerate(doc_ids)]
     return Answer(
-        "q", text, abstained, citations, [], 0, "extractive", {}, None, {}, {"total": 0.0}, Usage(), 1
+        "q",
+        text,
+        abstained,
+        citations,
+        sentences or [],
+        0,
+        "extractive",
+        {},
+        None,
+        {},
+        {"total": 0.0},
+        Usage(),
+        1,
     )
 
 
@@ -119,6 +135,21 @@ def test_a_hit_cites_a_gold_document_and_contains_a_gold_span() -> None:
     assert not score_answer(q, _answer("It was a coronavirus [1].", ["covidqa-1"])).hit
     pubmed = Question("2", "q", ["pubmed-9"], [], {})
     assert score_answer(pubmed, _answer("Yes [1].", ["pubmed-9"])).hit
+
+
+def test_answer_sentences_are_scored_by_source_and_an_abstention_quotes_none() -> None:
+    q = Question("1", "q", ["pubmed-1"], [], {})
+    quoted = [Sentence("Found less infection.", [1]), Sentence("Another study agreed.", [2])]
+    answer = _answer(
+        "Found less infection. [1] Another study agreed. [2]", ["pubmed-2", "pubmed-1"], sentences=quoted
+    )
+    scored = score_sources(q, answer)  # two quoted, one from gold, the first not
+    assert (scored.sentences, scored.from_gold, scored.first_from_gold) == (2, 1, False)
+    abstention = _answer("I don't have adequate information to answer this question.", [], True,
+                         [Sentence("I don't have adequate information to answer this question.")])  # fmt: skip
+    assert score_sources(q, abstention).sentences == 0
+    # An abstention is no answer: it neither counts as answered nor lowers the shares of the answers.
+    assert source_shares([score_sources(q, answer), score_sources(q, abstention)]) == (1, 0.5, 0.0)
 
 
 def test_a_content_gap_set_reports_its_two_kinds_apart() -> None:

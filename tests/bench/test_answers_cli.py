@@ -91,6 +91,25 @@ def test_answers_reports_a_benchmark_and_both_halves_of_its_gap_set(setup: tuple
     assert "| 0.0% |" in rows["tiny gap set (content gaps)"]  # their gold is held out: no hit possible
 
 
+def test_answers_reports_a_benchmarks_unanswerable_questions_apart(setup: tuple[Path, Path]) -> None:
+    """A benchmark whose rows say whether they are answerable (clinician-dev) is reported as a
+    clinician meets it: the answerable questions and the unanswerable ones, each with its abstentions."""
+    home, bench = setup
+    (home / CALIBRATION_FILE).unlink(missing_ok=True)
+    answerable = [
+        {**json.loads(line), "meta": {"answerable": True}} for line in bench.read_text().splitlines()[:4]
+    ]
+    unanswerable = {"query_id": "u-1", "question": "Which sugammadex dose reverses a deep block?",
+                    "gold_doc_ids": [], "gold_passages": [], "meta": {"answerable": False}}  # fmt: skip
+    mixed = bench.with_name("mixed.jsonl")
+    mixed.write_text("".join(json.dumps(row) + "\n" for row in [*answerable, unanswerable]), encoding="utf-8")
+    result = run(home, "bench", "answers", "--benchmark", str(mixed), "--markdown")
+    assert result.returncode == 0, result.stderr
+    assert _cells(result.stdout, "mixed (answerable)")[1:3] == ["extractive", "4"]
+    assert _cells(result.stdout, "mixed (content gaps)")[1:3] == ["extractive", "1"]
+    assert not any(line.startswith("| mixed |") for line in result.stdout.splitlines())
+
+
 def _cells(stdout: str, name: str) -> list[str]:
     line = next(line for line in stdout.splitlines() if line.startswith(f"| {name} |"))
     return [cell.strip() for cell in line.strip("|").split("|")]

@@ -187,7 +187,8 @@ def answer_row(name: str, scores: Sequence[AnswerScore], generator: str) -> list
 
 
 def by_answerability(name: str, questions: list[Question]) -> list[tuple[str, list[Question]]]:
-    """A content-gap set (rows with meta.answerable) reports its gap and answerable questions apart."""
+    """A set with meta.answerable rows (a content-gap set, clinician-dev's unanswerable questions)
+    reports its gap and answerable questions apart."""
     if not any("answerable" in q.meta for q in questions):
         return [(name, questions)]
     answerable = [q for q in questions if q.meta.get("answerable")]
@@ -208,9 +209,10 @@ class SourceScore:
 
 def score_sources(question: Question, answer: Answer) -> SourceScore:
     """Only the sentences that quote evidence count (not the rule-made yes/no line); a sentence is
-    from gold when a number it cites is a chunk of a gold document."""
+    from gold when a number it cites is a chunk of a gold document. An abstention quotes nothing:
+    its "I don't have adequate information" is no answer sentence, from gold or not."""
     doc_of = {c.n: c.doc_id for c in answer.citations}
-    quoted = [s for s in answer.sentences if not is_summary(s.text)]
+    quoted = [] if answer.abstained else [s for s in answer.sentences if not is_summary(s.text)]
     gold = [any(doc_of.get(n) in question.gold_doc_ids for n in s.citations) for s in quoted]
     direction = next((d for s in answer.sentences if (d := direction_of(s.text))), None)
     return SourceScore(len(quoted), sum(gold), bool(gold and gold[0]), direction)

@@ -332,7 +332,13 @@ def answers(
     """Answer each question: hit rate (cites gold, contains a gold span), abstentions and what they cost,
     unsupported sentences."""
     try:
-        sets = [(path.stem, bench_retrieval.read_questions(path, limit)) for path in benchmark or []]
+        sets = [
+            group
+            for path in benchmark or []
+            for group in bench_answers.by_answerability(
+                path.stem, bench_retrieval.read_questions(path, limit)
+            )
+        ]
         if gaps:
             rows = bench_gaps.build(bench_retrieval.read_questions(gaps))[1::2][:limit]
             questions = [bench_retrieval.Question.from_row(r) for r in rows]
