@@ -9,8 +9,9 @@ answer would be drawn from evidence about something else. A question word is suc
 - no chunk of the library holds its analysed term (spelling folded, stemmed);
 - it is not one slip of the keyboard away from a word the library holds ("laparotmy");
 - it is not a longer or shorter form of one: it shares no library word's first PREFIX letters
-  ("eclamptic" beside "eclampsia", "acetabulum" beside "acetabular"), and neither begins nor ends
-  with a library word of MIN_LETTERS or more ("reachable", "intertrochanteric", "unprovoked").
+  ("eclamptic" beside "eclampsia", "acetabulum" beside "acetabular"; a word of PREFIX letters, all
+  but its last: "detort" beside "detorsion"), and neither begins nor ends with a library word of
+  MIN_LETTERS or more ("reachable", "intertrochanteric", "unprovoked").
 
 Shorter words (abbreviations and shorthand: "TXA", "ppx", "sux"), the abbreviations the vocabulary
 expanded whatever their length ("rFVIIa", "TURBT": the library may say them in full), words with
@@ -62,7 +63,9 @@ def unknown_names(question: str, catalogue: Catalogue, abbreviations: Iterable[s
 
 def _a_form_of_a_known_word(word: str, catalogue: Catalogue) -> bool:
     spelled = one_spelling(word)
-    if len(spelled) > PREFIX and catalogue.has_term_prefix(spelled[:PREFIX]):
+    # A word of PREFIX letters shares all but its last: its own first PREFIX would have to be a
+    # whole library word's beginning, and its other checks below have nothing to compare.
+    if len(spelled) >= PREFIX and catalogue.has_term_prefix(spelled[: min(PREFIX, len(spelled) - 1)]):
         return True
     parts = {term(word[i:]) for i in range(2, len(word) - MIN_LETTERS + 1)}
     parts |= {term(word[:i]) for i in range(MIN_LETTERS, len(word) - 1)}
