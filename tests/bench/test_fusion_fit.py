@@ -18,7 +18,7 @@ from evidenceqa.bench.fusion import (
     leave_one_out,
 )
 from evidenceqa.index.base import Hit
-from evidenceqa.retrieval.adaptive import SIGNALS
+from evidenceqa.retrieval.adaptive import SIGNALS, AdaptiveAlpha
 from evidenceqa.retrieval.fusion import Fusion
 
 
@@ -113,6 +113,40 @@ def test_the_distribution_fit_keeps_the_temperatures_that_rank_best_and_reports_
     }
     for r in rows:  # the same curves as the weighted rows: the same fit, the same figure
         assert r.doc == pytest.approx(adaptive[r.benchmark])
+
+
+def test_the_distribution_fit_chooses_the_temperatures_whose_model_transfers() -> None:
+    """At one pair of temperatures the signal tells the benchmarks apart but not the questions
+    within one: all of "a" want BM25, all of "b" and "c" dense, and dense_top sits at -1, 0 and 1.
+    Fitted on the three, a step between -1 and 0 ranks every question well; fitted on two, it
+    cannot place the third. At the other pair the signal decides within every benchmark, a little
+    less sharply. One intercept for all, as the packaged model is fitted: in-sample the first wins;
+    the pair kept is the second, whose model transfers."""
+    rng = random.Random(11)
+    by_set = {
+        name: [_question(best, level + rng.gauss(0, 0.05), rng) for _ in range(40)]
+        for name, best, level in (("a", 0.1, -1.0), ("b", 0.9, 0.0), ("c", 0.9, 1.0))
+    }
+    within = {name: [Scored(r.signals, r.doc_rr * 0.8, None) for r in _benchmark(rng, 40, 0.0)]
+              for name in ("a", "b", "c")}  # fmt: skip
+    families = {(0.2, 0.08): by_set, (0.4, 0.11): within}
+
+    def objective(model: AdaptiveAlpha, rows: list[Scored]) -> float:
+        return float(np.mean([np.interp(model.alpha(r.signals), GRID, r.objective) for r in rows]))
+
+    def in_sample(sets: dict[str, list[Scored]]) -> float:
+        return float(
+            np.mean([objective(fit_adaptive(sets, shared_intercept=True), rows) for rows in sets.values()])
+        )
+
+    def left_out(sets: dict[str, list[Scored]]) -> float:
+        return float(np.mean([objective(fit_adaptive({n: v for n, v in sets.items() if n != held},
+                                                     shared_intercept=True), sets[held])
+                              for held in sets]))  # fmt: skip
+
+    assert in_sample(by_set) > in_sample(within) and left_out(by_set) < left_out(within)
+    chosen = fit_distribution_adaptive(families, shared_intercept=True)
+    assert chosen.temperatures == {"keyword": 0.4, "dense": 0.11}
 
 
 def test_the_library_s_own_questions_teach_a_style_no_fitted_benchmark_has() -> None:

@@ -10,7 +10,8 @@ The adaptive model (`evidenceqa.retrieval.adaptive.AdaptiveAlpha`) is fitted wit
 weights and, by default, one intercept per benchmark: the weights then have to explain how
 questions differ within a style, and a new library's questions get the mean of the intercepts.
 The same fit over score-distribution fusion (`fit_distribution_adaptive`) also chooses that
-fusion's two temperatures, on the benchmarks it is fitted on.
+fusion's two temperatures, leave-one-benchmark-out within the benchmarks it is fitted on (so the
+left-out rows choose them without the benchmark they report).
 
 Every development style but one leans dense, so a model fitted without the expert questions has
 never seen a question written from the passage. The library's own questions (`LIBRARY`:
@@ -149,20 +150,36 @@ def with_library(families: Families, library: Mapping[tuple[float, float], Seque
 
 def fit_distribution_adaptive(families: Families, shared_intercept: bool = False) -> AdaptiveAlpha:
     """The adaptive model over score-distribution ("softmax") fusion: for each (keyword, dense)
-    temperature pair, `families` holds every set's curves fused at those temperatures; the pair
-    whose fitted model scores best on these same sets is kept, with its model."""
-    best: tuple[float, AdaptiveAlpha] | None = None
-    for (keyword, dense), sets in families.items():
-        model = fit_adaptive(sets, shared_intercept=shared_intercept)
-        # benchmarks weighted equally, as in the fit
-        value = float(np.mean([np.mean([_interpolate(r.objective, model.alpha(r.signals)) for r in rows])
-                               for rows in sets.values()]))  # fmt: skip
-        if best is None or value > best[0]:
-            temperatures = {"keyword": keyword, "dense": dense}
-            best = (value, replace(model, fusion="softmax", temperatures=temperatures))
-    if best is None:
+    temperature pair, `families` holds every set's curves fused at those temperatures. The pair is
+    the one whose model transfers best — the mean objective of each benchmark left out of a fit on
+    the others (the library's own questions, when given, stay in every fit) — and the model is then
+    fitted on every set at that pair. Chosen by how well it fitted these same sets, the pair moved
+    with small changes of the pipeline to one that lost on clinicians' lay questions, which no fit
+    sees enough of to weigh. With fewer than two benchmarks nothing can be left out, and the pair
+    that fits best is kept."""
+    if not families:
         raise ValueError("no temperature pair to fit")
-    return best[1]
+    benchmarks = [name for name in next(iter(families.values())) if name != LIBRARY]
+    best: tuple[float, tuple[float, float]] | None = None
+    for pair, sets in families.items():
+        if len(benchmarks) > 1:
+            value = float(np.mean([_objective(fit_adaptive({n: v for n, v in sets.items() if n != held},
+                                                           shared_intercept=shared_intercept), sets[held])
+                                   for held in benchmarks]))  # fmt: skip
+        else:
+            value = float(np.mean([_objective(fit_adaptive(sets, shared_intercept=shared_intercept), rows)
+                                   for rows in sets.values()]))  # fmt: skip
+        if best is None or value > best[0]:
+            best = (value, pair)
+    assert best is not None
+    keyword, dense = best[1]
+    model = fit_adaptive(families[best[1]], shared_intercept=shared_intercept)
+    return replace(model, fusion="softmax", temperatures={"keyword": keyword, "dense": dense})
+
+
+def _objective(model: AdaptiveAlpha, rows: Sequence[Scored]) -> float:
+    """The mean objective of `rows`, each question fused at the weight `model` gives it."""
+    return float(np.mean([_interpolate(r.objective, model.alpha(r.signals)) for r in rows]))
 
 
 def adaptive_alphas(model: AdaptiveAlpha, rows: Sequence[Scored]) -> np.ndarray:
