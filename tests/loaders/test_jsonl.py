@@ -112,3 +112,22 @@ def test_real_library_files(library_dir: Path):
         "medquad_nih.jsonl.gz": 5486,
         "pubmedqa_abstracts.jsonl": 1000,
     }
+
+
+def test_a_dataframes_missing_cell_is_not_read_as_a_paragraph(tmp_path):
+    # The shared COVID-QA articles without an abstract carry it as "nan"; ingested, it was found and
+    # quoted as the article's abstract. "None" is a real paragraph (no competing interests).
+    sections = [
+        {"heading": "Abstract", "paragraphs": ["nan"]},
+        {"heading": "Body", "paragraphs": [" NaN ", {"text": "<NA>"}, "Text one."]},
+        {"heading": "Competing interests", "paragraphs": ["None"]},
+    ]
+    path = _lines(
+        tmp_path / "a.jsonl",
+        json.dumps({**GOOD, "sections": sections}),
+        json.dumps({**GOOD, "doc_id": "x2", "sections": [{"heading": "Abstract", "paragraphs": ["nan"]}]}),
+    )
+    doc, error = load(path)
+    assert isinstance(doc, Document)
+    assert [p.text for p in doc.paragraphs()] == ["Text one.", "None"]
+    assert str(error) == f"{path}:2: document 'x2' has no text"

@@ -22,7 +22,7 @@ from evidenceqa.loaders.errors import LoadError
 
 # Bump when this loader (or a helper it uses) reads files differently: ingest then reads
 # again the files an earlier version read (evidenceqa.loaders.reader_version).
-VERSION = 1
+VERSION = 2
 
 _LIST_FIELDS = ("authors", "topics", "sections", "supersedes")
 # Real documents nest sections a few levels; far deeper is hostile, and would exhaust the stack later.
@@ -39,6 +39,10 @@ _TEXT_FIELDS = (
     "evidence_type",
 )
 
+
+# How pandas writes a missing text cell (NaN, pd.NA): never a paragraph of a source. "None" is
+# left: "Competing interests: None" is one.
+_MISSING_CELLS = frozenset({"nan", "<na>"})
 
 _MB = 1 << 20
 # When called on its own; the dispatcher (`loaders.load`) passes the max_file_mb setting.
@@ -91,6 +95,7 @@ def _parse_line(path: Path, line_no: int, raw: bytes) -> Document | LoadError:
     if problem:
         return LoadError(path, problem, record=line_no)
     data.pop("evidence_reason", None)  # set on ingest, never read from a source
+    data["sections"] = _without_missing(data.get("sections") or [])
     doc = Document.from_dict(data)
     if not any(p.text.strip() for p in doc.paragraphs()):
         return LoadError(path, f"document {doc.doc_id!r} has no text", record=line_no)
@@ -120,6 +125,25 @@ def _check_record(data: Any) -> str | None:
     if year is not None and (not isinstance(year, int) or isinstance(year, bool)):
         return "'year' must be a whole number"
     return _check_sections(data.get("sections") or [])
+
+
+def _without_missing(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`sections` without the paragraphs that are a dataframe's missing cell written out as text
+    ("nan"): exports of article tables write one for an article without an abstract, and it would
+    otherwise be indexed, found and quoted as the abstract."""
+    return [
+        {
+            **section,
+            "paragraphs": [p for p in section.get("paragraphs") or [] if not _missing(p)],
+            "sections": _without_missing(section.get("sections") or []),
+        }
+        for section in sections
+    ]
+
+
+def _missing(paragraph: str | dict[str, Any]) -> bool:
+    text = paragraph["text"] if isinstance(paragraph, dict) else paragraph
+    return text.strip().lower() in _MISSING_CELLS
 
 
 def _check_sections(sections: list[Any], depth: int = 1) -> str | None:
