@@ -114,13 +114,17 @@ def test_real_library_files(library_dir: Path):
     }
 
 
-def test_a_dataframes_missing_cell_is_not_read_as_a_paragraph(tmp_path):
+def test_what_a_table_export_leaves_in_a_paragraph_is_not_read_as_its_text(tmp_path):
     # The shared COVID-QA articles without an abstract carry it as "nan"; ingested, it was found and
-    # quoted as the article's abstract. "None" is a real paragraph (no competing interests).
+    # quoted as the article's abstract. "None" is a real paragraph (no competing interests). Some
+    # PubMed abstracts keep the colon of a label split off their section (": Prophylactic …").
     sections = [
         {"heading": "Abstract", "paragraphs": ["nan"]},
-        {"heading": "Body", "paragraphs": [" NaN ", {"text": "<NA>"}, "Text one."]},
-        {"heading": "Competing interests", "paragraphs": ["None"]},
+        {
+            "heading": "Body",
+            "paragraphs": [" NaN ", {"text": "<NA>"}, "Text one.", {"text": ": Found.", "page": 2}],
+        },
+        {"heading": "Competing interests", "paragraphs": ["None", ","]},
     ]
     path = _lines(
         tmp_path / "a.jsonl",
@@ -129,5 +133,9 @@ def test_a_dataframes_missing_cell_is_not_read_as_a_paragraph(tmp_path):
     )
     doc, error = load(path)
     assert isinstance(doc, Document)
-    assert [p.text for p in doc.paragraphs()] == ["Text one.", "None"]
+    assert [(p.text, p.page) for p in doc.paragraphs()] == [
+        ("Text one.", None),
+        ("Found.", 2),
+        ("None", None),
+    ]
     assert str(error) == f"{path}:2: document 'x2' has no text"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +44,7 @@ _TEXT_FIELDS = (
 # How pandas writes a missing text cell (NaN, pd.NA): never a paragraph of a source. "None" is
 # left: "Competing interests: None" is one.
 _MISSING_CELLS = frozenset({"nan", "<na>"})
+_LABEL_RESIDUE = re.compile(r"^\s*[:;,]+\s*")
 
 _MB = 1 << 20
 # When called on its own; the dispatcher (`loaders.load`) passes the max_file_mb setting.
@@ -95,7 +97,7 @@ def _parse_line(path: Path, line_no: int, raw: bytes) -> Document | LoadError:
     if problem:
         return LoadError(path, problem, record=line_no)
     data.pop("evidence_reason", None)  # set on ingest, never read from a source
-    data["sections"] = _without_missing(data.get("sections") or [])
+    data["sections"] = _cleaned(data.get("sections") or [])
     doc = Document.from_dict(data)
     if not any(p.text.strip() for p in doc.paragraphs()):
         return LoadError(path, f"document {doc.doc_id!r} has no text", record=line_no)
@@ -127,23 +129,23 @@ def _check_record(data: Any) -> str | None:
     return _check_sections(data.get("sections") or [])
 
 
-def _without_missing(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`sections` without the paragraphs that are a dataframe's missing cell written out as text
-    ("nan"): exports of article tables write one for an article without an abstract, and it would
-    otherwise be indexed, found and quoted as the abstract."""
-    return [
-        {
-            **section,
-            "paragraphs": [p for p in section.get("paragraphs") or [] if not _missing(p)],
-            "sections": _without_missing(section.get("sections") or []),
-        }
-        for section in sections
-    ]
-
-
-def _missing(paragraph: str | dict[str, Any]) -> bool:
-    text = paragraph["text"] if isinstance(paragraph, dict) else paragraph
-    return text.strip().lower() in _MISSING_CELLS
+def _cleaned(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`sections` with what exports of article tables leave in a paragraph that is not its text
+    taken out: a missing cell written out as text ("nan", for an article without an abstract), which
+    would be indexed, found and quoted as the abstract; and the colon left before the text where a
+    structured abstract's label was split off (": Prophylactic fixation was not …")."""
+    cleaned = []
+    for section in sections:
+        paragraphs = []
+        for paragraph in section.get("paragraphs") or []:
+            text = paragraph["text"] if isinstance(paragraph, dict) else paragraph
+            text = _LABEL_RESIDUE.sub("", text)
+            if text.strip() and text.strip().lower() not in _MISSING_CELLS:
+                paragraphs.append({**paragraph, "text": text} if isinstance(paragraph, dict) else text)
+        cleaned.append(
+            {**section, "paragraphs": paragraphs, "sections": _cleaned(section.get("sections") or [])}
+        )
+    return cleaned
 
 
 def _check_sections(sections: list[Any], depth: int = 1) -> str | None:
