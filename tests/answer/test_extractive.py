@@ -327,6 +327,18 @@ def test_fragments_are_not_quoted(generator):
     assert [s.text for s in draft.sentences] == [CLIPPING_SENTENCE]
 
 
+def test_a_question_in_the_text_is_never_quoted_as_its_answer(generator):
+    # NIH's genetic-disease pages open each section with its question, which matches a question
+    # about the disease better than the answer below it does.
+    answer_sentence = "Scurvy is caused by too little vitamin C in the diet for at least three months."
+    body = f"What causes scurvy? {answer_sentence}\n\nHow might scurvy be treated? Vitamin C is given."
+    draft = generator.generate(
+        "What causes scurvy?", [Evidence(1, chunk("scurvy#1", body, "Scurvy", 2020, ["Causes"]), 1.0)]
+    )
+
+    assert [s.text for s in draft.sentences] == [answer_sentence]
+
+
 def test_overview_metadata_lines_are_not_quoted(generator):
     body = (
         "Chlorhexidine-alcohol versus povidone-iodine for surgical-site antisepsis\n\n"

@@ -96,6 +96,9 @@ _CITATION_DEBRIS = re.compile(
     r"|^(?:Authors|Journal|Year|DOI|Type|Topics|Contents):\s"
 )
 
+# A question is never an answer: the headings of a Q&A page ("How might scurvy be treated?", which
+# matches a question about it better than the answer below it does) and a study's research questions.
+_QUESTION = re.compile(r"\?[\"'”’)\]]*$")
 
 # A bracketed reference list: [11], [3, 4], [5-7], [12–14]; with the space before it, and the one
 # after it where punctuation follows ("15-45% [1] ." reads "15-45%.").
@@ -333,7 +336,7 @@ def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
 
 def answerable_sentences(body: str) -> list[BodySentence]:
     """The sentences of a chunk body that could stand in an answer: not in a caption or a reference
-    entry, not a heading, citation debris or a fragment."""
+    entry, not a heading, a question, citation debris or a fragment."""
     sentences = body_sentences(body)
     # Each paragraph's text from its first sentence on (only its opening is matched).
     openings = {s.paragraph: body[s.start :] for s in reversed(sentences)}
@@ -346,6 +349,7 @@ def answerable_sentences(body: str) -> list[BodySentence]:
         and not (sizes[s.paragraph] == 1 and _is_heading(s.text))
         and len(s.text.split()) >= MIN_WORDS
         and not _CITATION_DEBRIS.search(s.text)
+        and not _QUESTION.search(s.text)
     ]
 
 
