@@ -160,21 +160,20 @@ def fit_distribution_adaptive(families: Families, shared_intercept: bool = False
     if not families:
         raise ValueError("no temperature pair to fit")
     benchmarks = [name for name in next(iter(families.values())) if name != LIBRARY]
-    best: tuple[float, tuple[float, float]] | None = None
-    for pair, sets in families.items():
-        if len(benchmarks) > 1:
-            value = float(np.mean([_objective(fit_adaptive({n: v for n, v in sets.items() if n != held},
-                                                           shared_intercept=shared_intercept), sets[held])
-                                   for held in benchmarks]))  # fmt: skip
-        else:
-            value = float(np.mean([_objective(fit_adaptive(sets, shared_intercept=shared_intercept), rows)
-                                   for rows in sets.values()]))  # fmt: skip
-        if best is None or value > best[0]:
-            best = (value, pair)
-    assert best is not None
-    keyword, dense = best[1]
-    model = fit_adaptive(families[best[1]], shared_intercept=shared_intercept)
-    return replace(model, fusion="softmax", temperatures={"keyword": keyword, "dense": dense})
+    pair = max(families, key=lambda pair: _transfer(families[pair], benchmarks, shared_intercept))
+    model = fit_adaptive(families[pair], shared_intercept=shared_intercept)
+    return replace(model, fusion="softmax", temperatures={"keyword": pair[0], "dense": pair[1]})
+
+
+def _transfer(sets: Mapping[str, Sequence[Scored]], benchmarks: list[str], shared_intercept: bool) -> float:
+    """The mean objective of each of `benchmarks` left out of a fit on the other sets; with fewer than
+    two, nothing can be left out, and it is how well one fit on every set ranks them."""
+    if len(benchmarks) < 2:
+        model = fit_adaptive(sets, shared_intercept=shared_intercept)
+        return float(np.mean([_objective(model, rows) for rows in sets.values()]))
+    return float(np.mean([_objective(fit_adaptive({n: v for n, v in sets.items() if n != held},
+                                                  shared_intercept=shared_intercept), sets[held])
+                          for held in benchmarks]))  # fmt: skip
 
 
 def _objective(model: AdaptiveAlpha, rows: Sequence[Scored]) -> float:

@@ -140,7 +140,7 @@ def _cleaned(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for paragraph in section.get("paragraphs") or []:
             text = paragraph["text"] if isinstance(paragraph, dict) else paragraph
             text = _LABEL_RESIDUE.sub("", text)
-            if text.strip() and text.strip().lower() not in _MISSING_CELLS:
+            if (kept := text.strip().lower()) and kept not in _MISSING_CELLS:
                 paragraphs.append({**paragraph, "text": text} if isinstance(paragraph, dict) else text)
         cleaned.append(
             {**section, "paragraphs": paragraphs, "sections": _cleaned(section.get("sections") or [])}
