@@ -117,12 +117,21 @@ def test_real_library_files(library_dir: Path):
 def test_what_a_table_export_leaves_in_a_paragraph_is_not_read_as_its_text(tmp_path):
     # The shared COVID-QA articles without an abstract carry it as "nan"; ingested, it was found and
     # quoted as the article's abstract. "None" is a real paragraph (no competing interests). Some
-    # PubMed abstracts keep the colon of a label split off their section (": Prophylactic …").
+    # PubMed abstracts keep the colon of a label split off their section (": Prophylactic …"), a
+    # label run into the sentence before it ("purpose.AIM: To …") or half a label ("high.QUESTIONS/").
     sections = [
         {"heading": "Abstract", "paragraphs": ["nan"]},
         {
             "heading": "Body",
-            "paragraphs": [" NaN ", {"text": "<NA>"}, "Text one.", {"text": ": Found.", "page": 2}],
+            "paragraphs": [
+                " NaN ",
+                {"text": "<NA>"},
+                "Text one.",
+                {"text": ": Found.", "page": 2},
+                "Used for this purpose.AIM: To update it.",
+                "Rates are high.QUESTIONS/",
+                "In the U.S.A: Not a label. NHS.CODE: kept.",
+            ],
         },
         {"heading": "Competing interests", "paragraphs": ["None", ","]},
     ]
@@ -136,6 +145,9 @@ def test_what_a_table_export_leaves_in_a_paragraph_is_not_read_as_its_text(tmp_p
     assert [(p.text, p.page) for p in doc.paragraphs()] == [
         ("Text one.", None),
         ("Found.", 2),
+        ("Used for this purpose. To update it.", None),
+        ("Rates are high.", None),
+        ("In the U.S.A: Not a label. NHS.CODE: kept.", None),
         ("None", None),
     ]
     assert str(error) == f"{path}:2: document 'x2' has no text"

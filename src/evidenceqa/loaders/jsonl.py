@@ -23,7 +23,7 @@ from evidenceqa.loaders.errors import LoadError
 
 # Bump when this loader (or a helper it uses) reads files differently: ingest then reads
 # again the files an earlier version read (evidenceqa.loaders.reader_version).
-VERSION = 2
+VERSION = 3
 
 _LIST_FIELDS = ("authors", "topics", "sections", "supersedes")
 # Real documents nest sections a few levels; far deeper is hostile, and would exhaust the stack later.
@@ -45,6 +45,11 @@ _TEXT_FIELDS = (
 # left: "Competing interests: None" is one.
 _MISSING_CELLS = frozenset({"nan", "<na>"})
 _LABEL_RESIDUE = re.compile(r"^\s*[:;,]+\s*")
+# A structured abstract's label run into the sentence before it ("… for this purpose.AIM: To
+# perform …"), and the first half of a split "QUESTIONS/PURPOSES" left at a paragraph's end. Capitals
+# right after a full stop with no space are no sentence of prose.
+_GLUED_LABEL = re.compile(r"(?<=[a-z0-9)\]%][.!?])[A-Z]{3,}(?:[ /][A-Z]{3,})*:\s+")
+_TRAILING_LABEL = re.compile(r"(?<=[.!?)\]])\s*[A-Z]{3,}/\s*$")
 
 _MB = 1 << 20
 # When called on its own; the dispatcher (`loaders.load`) passes the max_file_mb setting.
@@ -132,14 +137,15 @@ def _check_record(data: Any) -> str | None:
 def _cleaned(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`sections` with what exports of article tables leave in a paragraph that is not its text
     taken out: a missing cell written out as text ("nan", for an article without an abstract), which
-    would be indexed, found and quoted as the abstract; and the colon left before the text where a
-    structured abstract's label was split off (": Prophylactic fixation was not …")."""
+    would be indexed, found and quoted as the abstract; and what is left of a structured abstract's
+    labels: the colon before the text where one was split off (": Prophylactic fixation was not …"),
+    one run into the sentence before it ("….AIM: To perform …"), half of one at the end."""
     cleaned = []
     for section in sections:
         paragraphs = []
         for paragraph in section.get("paragraphs") or []:
             text = paragraph["text"] if isinstance(paragraph, dict) else paragraph
-            text = _LABEL_RESIDUE.sub("", text)
+            text = _TRAILING_LABEL.sub("", _GLUED_LABEL.sub(" ", _LABEL_RESIDUE.sub("", text)))
             if (kept := text.strip().lower()) and kept not in _MISSING_CELLS:
                 paragraphs.append({**paragraph, "text": text} if isinstance(paragraph, dict) else text)
         cleaned.append(
