@@ -29,6 +29,8 @@ def generator(tmp_path_factory: pytest.TempPathFactory, models_dir) -> Extractiv
         ("To determine whether shaving increases infection, we reviewed 1,200 records.", [], -1),
         ("We retrospectively reviewed the charts of all patients.", ["Results"], -1),
         ("The aim of this study was to compare two antiseptics.", [], -1),
+        ("To perform an updated meta-analysis of indices predictive of fluid responsiveness.", [], -1),
+        ("To critically assess the evidence that perforation is a risk factor for infertility.", [], -1),
         ("Shaving was associated with a higher infection rate (OR 2.1).", ["Abstract"], 1),
         ("Clipping reduced infection compared with shaving.", ["Conclusions"], 1),
         ("Surgical site infection is a common complication.", ["Background"], -1),
@@ -44,6 +46,11 @@ def test_a_finding_weighs_up_and_an_aim_method_or_background_down(
 ) -> None:
     weight = finding_weight(text, section)
     assert (weight > 0) if sign > 0 else (weight < 0), weight
+
+
+def test_a_purpose_with_a_main_clause_is_not_an_aim() -> None:
+    assert finding_weight("To perform this function, the gene provides instructions for a protein.") > -1
+    assert finding_weight("To date, no conclusive evidence has been found.") > -1
 
 
 def test_yes_no_questions_are_told_from_open_ones() -> None:

@@ -27,8 +27,15 @@ _RESULT = re.compile(
     r"|\b(?:we|these|our) (?:found|showed|conclude|suggest|demonstrate)|\b(?:in conclusion|overall|taken together)\b",
     re.I,
 )
+# An aim told as a bare purpose: "To perform an updated meta-analysis …", "To critically assess …".
+# The verbs past the first ten say an aim only without a main clause after a comma ("To perform
+# this function, the gene provides …" is a finding).
+_AIM_ADVERB = r"(?:(?:critically|prospectively|retrospectively|systematically|further) )?"
 _NOT_A_FINDING = re.compile(
-    r"^(?:to (?:determine|assess|evaluate|investigate|examine|compare|identify|describe|test|explore)\b"
+    rf"^(?:to {_AIM_ADVERB}(?:determine|assess|evaluate|investigate|examine|compare|identify|describe|test|explore)\b"
+    rf"|to {_AIM_ADVERB}(?:perform|study|ascertain|report|analy[sz]e|discuss|estimate|characteri[sz]e|clarify"
+    r"|illustrate|validate|elucidate|observe|outline|demonstrate|correlate|develop|define|quantify|measure"
+    r"|establish|review)\b[^,;:]*$"
     r"|(?:the |our )?(?:aim|objective|purpose|goal)s? (?:of|was|were|is)\b|we (?:aimed|sought|hypothesi[sz]ed)\b"
     r"|this (?:study|review|trial|paper|article) (?:aims|aimed|was designed|investigates|examines|describes)\b"
     r"|we (?:retrospectively |prospectively )?(?:reviewed|enrolled|recruited|conducted|performed|analy[sz]ed|collected|searched)\b"
