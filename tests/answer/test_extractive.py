@@ -496,6 +496,19 @@ def test_mixed_evidence_names_each_side_with_its_kind_and_year():
     assert _sides(verdict([("Shaving increased infection.", 1)]), evidence) == []  # one side: no sides
 
 
+def test_sides_that_name_the_same_kind_and_year_are_left_out() -> None:
+    # "Saying yes: Patient information. Saying no: Patient information." gives a reader nothing to weigh.
+    page = replace(chunk("page#1", "…", "Page", 2020, []), year=None, evidence_type="patient-information")
+    same_year = [replace(chunk(f"cohort-{n}#1", "…", "Cohort", 2020, ["Results"]), evidence_type="observational")
+                 for n in (1, 2)]  # fmt: skip
+    votes = [("Shaving increased infection.", 1), ("Rates did not differ.", 2)]
+    one_page = [Evidence(1, page, 0.9), Evidence(2, page, 0.9)]
+    two_cohorts = [Evidence(1, same_year[0], 0.9), Evidence(2, same_year[1], 0.8)]
+    assert verdict(votes).direction == "mixed"
+    assert _sides(verdict(votes), one_page) == []
+    assert _sides(verdict(votes), two_cohorts) == []
+
+
 def test_the_sources_own_reference_marks_leave_no_gap_before_punctuation() -> None:
     # PMC text often has a space between a reference and the full stop: "15-45% [1] ." read "15-45% ."
     assert (

@@ -136,7 +136,9 @@ def sentence_score(
 
 def _sides(found: Verdict, evidence: Sequence[Evidence]) -> list[Sentence]:
     """When the evidence is mixed, one line per side naming its sources' kind and year, so that a
-    reader can weigh a trial against a case report ("Saying yes: Randomised controlled trial, 2019.")."""
+    reader can weigh a trial against a case report ("Saying yes: Randomised controlled trial, 2019.").
+    None where both sides name the same kinds and years (one page on both sides, two cohort studies
+    of one year): "Saying yes: Patient information. Saying no: Patient information." weighs nothing."""
     if found.direction != "mixed":
         return []
     chunks = {item.n: item.chunk for item in evidence}
@@ -145,8 +147,11 @@ def _sides(found: Verdict, evidence: Sequence[Evidence]) -> list[Sentence]:
         chunk = chunks[n]
         return ", ".join(p for p in (type_name(chunk.evidence_type) or "Source", str(chunk.year or "")) if p)
 
+    named = {side: list(dict.fromkeys(source(n) for n in found.sides[side])) for side in found.sides}
+    if len({frozenset(sources) for sources in named.values()}) < 2:
+        return []
     return [
-        Sentence(side_line(side, [source(n) for n in found.sides[side]]), found.sides[side], supported=True)
+        Sentence(side_line(side, named[side]), found.sides[side], supported=True)
         for side in ("yes", "no")
         if found.sides.get(side)
     ]
