@@ -27,7 +27,7 @@ from evidenceqa.documents import Chunk, Document, HierarchyLevel, Paragraph, nor
 from evidenceqa.text.sentences import ends_sentence, split_sentences
 
 # Bump when the cutting rules change, so re-ingest re-chunks documents made under the old rules.
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 # An overview of a document without an abstract shows its first paragraphs, up to this many words.
 _LEAD_WORDS = 300
 _BULLET = re.compile(r"\s(?=[-•]\s)")

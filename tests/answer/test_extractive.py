@@ -457,6 +457,11 @@ def test_the_sources_own_reference_numbers_never_look_like_our_citations(generat
         ("12,40 Among co-infected patients fever lasted longer.", "Among co-infected patients"),
         # A count that opens a sentence stays.
         ("20 patients with co-infection had fever for longer.", "20 patients with co-infection"),
+        # Or flattened onto the full stop of the sentence before (NIH pages).
+        (
+            "Fever lasted longer with co-infection.3,6 Most recovered.",
+            "Fever lasted longer with co-infection.",
+        ),
     ],
 )
 def test_a_superscript_reference_number_does_not_open_a_quoted_sentence(generator, sentence, quoted):
@@ -465,6 +470,7 @@ def test_a_superscript_reference_number_does_not_open_a_quoted_sentence(generato
     draft = generator.generate("How long did fever last in patients with co-infection?", evidence)
     assert any(s.text.startswith(quoted) for s in draft.sentences), draft.text
     assert not {s.text.split(" ")[0] for s in draft.sentences} & {"13", "12,40"}
+    assert not any(re.search(r"\.\d", s.text) for s in draft.sentences), draft.text
 
 
 def test_mixed_evidence_names_each_side_with_its_kind_and_year():

@@ -21,6 +21,18 @@ def test_initials_and_lowercase_starts_are_not_boundaries():
     ]
 
 
+def test_a_reference_number_on_the_full_stop_ends_the_sentence_but_a_decimal_does_not():
+    # NIH pages read as text: a superscript reference flattened onto the stop ("population.1 However").
+    text = "It affects 17 percent of the population.1 However, rates vary.3,6 Men are at risk. Give 2.5 Mg."
+    assert split_sentences(text) == [
+        "It affects 17 percent of the population.1",
+        "However, rates vary.3,6",
+        "Men are at risk.",
+        "Give 2.5 Mg.",
+    ]
+    assert split_sentences("See Fig.3 Below it.") == ["See Fig.3 Below it."]
+
+
 def test_splitting_keeps_every_word():
     text = 'One. Two (2) items. "Three" follows. [4] Four ends'
     assert " ".join(split_sentences(text)).split() == text.split()

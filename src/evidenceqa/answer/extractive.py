@@ -107,6 +107,9 @@ _REFERENCE_MARK = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\](?:\s+(?=[.,;:]))
 # sentence: "13 Patients 0-65 years of age were recruited.", "12,40 Among our positive cases, …". A
 # sentence that really opens on a count goes on in lower case ("20 patients were …").
 _LEADING_REFERENCE = re.compile(r"^\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\s+(?=[A-Z][a-z])")
+# One flattened onto the full stop instead ("… of the population.1"; `split_sentences` ends the
+# sentence after it).
+_TRAILING_REFERENCE = re.compile(r"(?<=[A-Za-z)%][.!?])\d{1,3}(?:[,–-]\d{1,3})*$")
 
 
 @dataclass(frozen=True)
@@ -322,10 +325,10 @@ def _source_ranks(candidates: list[_Candidate]) -> dict[str, int]:
 
 
 def _without_reference_marks(text: str) -> str:
-    """The source's own numbered references ("… 14 days [11] ,", a superscript's number before the
-    sentence) removed: in an answer, [n] must always mean our evidence n, and no stray number may read
-    as a count. The citation keeps the verbatim text for highlighting."""
-    return _LEADING_REFERENCE.sub("", _REFERENCE_MARK.sub("", text).strip())
+    """The source's own numbered references ("… 14 days [11] ,", a superscript's number before or
+    after the sentence) removed: in an answer, [n] must always mean our evidence n, and no stray
+    number may read as a count. The citation keeps the verbatim text for highlighting."""
+    return _TRAILING_REFERENCE.sub("", _LEADING_REFERENCE.sub("", _REFERENCE_MARK.sub("", text).strip()))
 
 
 def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:

@@ -16,8 +16,12 @@ _ABBREVIATIONS = frozenset(
 )
 # A boundary: sentence-final punctuation before a capital, digit, opening quote/bracket or a list
 # bullet ("- item", as patient pages write runs of short items). A colon introducing a list is not
-# one: the list belongs with its introduction.
-_CANDIDATE = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9]|[-•]\s)")
+# one: the list belongs with its introduction. A superscript reference flattened onto the full stop
+# ("… of the population.1 However, …", as NIH pages read as text) ends the sentence it follows; a
+# digit before the stop is a decimal ("2.5 Mg").
+_CANDIDATE = re.compile(
+    r"(?:[.!?][\"'”’)\]]*|(?<=[A-Za-z)%][.!?])\d{1,3}(?:[,–-]\d{1,3})*)\s+(?=[\"'“‘(\[]?[A-Z0-9]|[-•]\s)"
+)
 _TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
 # A row of a Markdown table (how loaders.tables writes a table), and the row that only aligns it.
 _TABLE_ROW = re.compile(r"^\|.*\|$")
@@ -43,7 +47,8 @@ def _prose_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     start = 0
     for match in _CANDIDATE.finditer(text):
-        if _is_abbreviation(text, match.start()):
+        stop = match.start() if text[match.start()] in ".!?" else match.start() - 1
+        if _is_abbreviation(text, stop):
             continue
         piece = text[start : match.end()].strip()
         if piece:
