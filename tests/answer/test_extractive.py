@@ -10,13 +10,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence
+from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, generate
 from evidenceqa.answer.citations import split_answer
 from evidenceqa.answer.extractive import (
     ExtractiveGenerator,
     _candidates,
     _of_sources_about_the_question,
     _sides,
+    _term_weights,
     _without_reference_marks,
     sentence_score,
 )
@@ -194,6 +195,25 @@ class FixedSimilarityEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.eye(self.dim, dtype=np.float32)[0]
+
+
+def test_a_sentence_in_the_other_form_the_search_looked_for_speaks_to_the_question():
+    # "CVP" was searched for as "central venous pressure" too (the library's own abbreviation); the
+    # conclusion that names only the long form is the answer, not nothing.
+    finding = "There are no data to support using central venous pressure to guide fluid therapy."
+    other = "Fluid responders were common."
+    evidence = [Evidence(1, chunk("cvp#1", f"{other} {finding}", "CVP", 2013, ["Conclusions"]), 0.9)]
+    generator = ExtractiveGenerator(FixedSimilarityEmbedder({other: 0.3, finding: 0.3}))
+    assert generator.generate("CVP?", evidence).abstained
+    expanded = generator.generate_expanded("CVP?", evidence, [("CVP", "central venous pressure")])
+    assert [s.text for s in expanded.sentences] == [finding]
+    # Through the answer pipeline's entry point, which reads the search's expansions where it can.
+    assert generate(generator, "CVP?", evidence, [("CVP", "central venous pressure")]).text == expanded.text
+    # Either form counts once: the short form in a sentence weighs as the long one does.
+    short = _candidates(
+        [Evidence(1, chunk("s#1", "CVP was high. Central venous pressure was high.", "S", 2013, []), 0.9)]
+    )
+    assert len(set(_term_weights({"cvp", "high"}, short, [("CVP", "central venous pressure")]))) == 1
 
 
 def test_the_places_a_source_left_out_would_take_go_to_the_sources_kept():

@@ -65,6 +65,46 @@ class Generator(Protocol):
     ) -> Draft: ...
 
 
+# What the search added to a question: (the question's form, the library's other form), as
+# ("CVP", "central venous pressure") or ("pulmonary embolism", "PE").
+Expansions = Sequence[tuple[str, str]]
+
+
+@runtime_checkable
+class ReadsExpansions(Protocol):
+    """A generator that also weighs the other forms the search looked for: a sentence naming the
+    central venous pressure speaks to a question about the CVP. Subclassed, it answers `generate`
+    as given no expansions."""
+
+    name: str
+
+    def generate(
+        self, question: str, evidence: Sequence[Evidence], on_delta: Callable[[str], None] | None = None
+    ) -> Draft:
+        return self.generate_expanded(question, evidence, (), on_delta)
+
+    def generate_expanded(
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        expansions: Expansions,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> Draft: ...
+
+
+def generate(
+    generator: Generator,
+    question: str,
+    evidence: Sequence[Evidence],
+    expansions: Expansions = (),
+    on_delta: Callable[[str], None] | None = None,
+) -> Draft:
+    """The generator's draft, given the search's expansions where it reads them."""
+    if isinstance(generator, ReadsExpansions):
+        return generator.generate_expanded(question, evidence, expansions, on_delta)
+    return generator.generate(question, evidence, on_delta)
+
+
 @runtime_checkable
 class Rewriter(Protocol):
     """A generator that can also rewrite a follow-up question to stand alone (an LLM); the

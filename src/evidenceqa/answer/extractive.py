@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evidenceqa.answer.base import Draft, Evidence, abstention
+from evidenceqa.answer.base import Draft, Evidence, Expansions, ReadsExpansions, abstention
 from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf
 from evidenceqa.answer.findings import (
     Verdict,
@@ -160,7 +160,7 @@ def _sides(found: Verdict, evidence: Sequence[Evidence]) -> list[Sentence]:
     ]
 
 
-class ExtractiveGenerator:
+class ExtractiveGenerator(ReadsExpansions):
     """Answers with verbatim sentences of the evidence, at most `max_sentences` and about `max_words`."""
 
     name = "extractive"
@@ -177,10 +177,14 @@ class ExtractiveGenerator:
         self.max_words = max_words
         self.source_cutoff = source_cutoff
 
-    def generate(
-        self, question: str, evidence: Sequence[Evidence], on_delta: Callable[[str], None] | None = None
+    def generate_expanded(
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        expansions: Expansions,
+        on_delta: Callable[[str], None] | None = None,
     ) -> Draft:
-        chosen = self._choose(question, _candidates(evidence))
+        chosen = self._choose(question, _candidates(evidence), expansions)
         if not chosen:
             draft = abstention(self.name)
         else:
@@ -205,13 +209,15 @@ class ExtractiveGenerator:
             on_delta(draft.text)
         return draft
 
-    def _choose(self, question: str, candidates: list[_Candidate]) -> list[_Candidate]:
+    def _choose(
+        self, question: str, candidates: list[_Candidate], expansions: Expansions = ()
+    ) -> list[_Candidate]:
         """The candidates that answer the question, best first; none if none is relevant."""
         if not candidates:
             return []
         vectors = self.embedder.embed([c.text for c in candidates])  # one batch: fast
         similarities = vectors @ self.embedder.embed_query(question)
-        weights = _term_weights(set(terms(question)), candidates)
+        weights = _term_weights(set(terms(question)), candidates, expansions)
         scores = {
             i: sentence_score(w, float(s), candidates[i].index, candidates[i].rank, candidates[i].finding)
             for i, (w, s) in enumerate(zip(weights, similarities, strict=True))
@@ -365,15 +371,27 @@ def _is_heading(text: str) -> bool:
     return not ends_sentence(text) and len(text.split()) <= HEADING_MAX_WORDS
 
 
-def _term_weights(query: set[str], candidates: list[_Candidate]) -> list[float]:
+def _term_weights(query: set[str], candidates: list[_Candidate], expansions: Expansions = ()) -> list[float]:
     """Each candidate's share of the question's terms, each term weighted by its idf over the
-    candidates: a term every sentence has hardly tells them apart; one found nowhere weighs most."""
-    frequency = document_frequencies(c.terms for c in candidates)
-    weight = {t: idf(frequency[t], len(candidates)) for t in query}
+    candidates: a term every sentence has hardly tells them apart; one found nowhere weighs most.
+    A term with another form the search looked for ("CVP", "central venous pressure") is one
+    term, found in a sentence that has either form."""
+    units = {t: [frozenset({t})] for t in query}  # a unit of the question: the forms that state it
+    for pair in expansions:
+        forms = [form for form in map(frozenset, map(terms, pair)) if form]
+        if any(form <= query for form in forms):
+            for t in set().union(*forms):
+                units.pop(t, None)
+            units[" | ".join(pair)] = forms
+    found = [
+        {unit for unit, forms in units.items() if any(form <= c.terms for form in forms)} for c in candidates
+    ]
+    frequency = document_frequencies(found)
+    weight = {unit: idf(frequency[unit], len(candidates)) for unit in units}
     total = sum(weight.values())
     if not total:
         return [0.0] * len(candidates)
-    return [sum(weight[t] for t in query & c.terms) / total for c in candidates]
+    return [sum(weight[unit] for unit in have) / total for have in found]
 
 
 def _repeats(i: int, chosen: list[int], candidates: list[_Candidate], vectors: np.ndarray) -> bool:

@@ -9,12 +9,22 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from evidenceqa.answer.base import DISCARD_STREAMED, Draft, Evidence, GenerationError, Generator, Rewriter
+from evidenceqa.answer.base import (
+    DISCARD_STREAMED,
+    Draft,
+    Evidence,
+    Expansions,
+    GenerationError,
+    Generator,
+    ReadsExpansions,
+    Rewriter,
+    generate,
+)
 
 log = logging.getLogger(__name__)
 
 
-class FallbackGenerator:
+class FallbackGenerator(ReadsExpansions):
     def __init__(self, primary: Generator, fallback: Generator) -> None:
         self.primary = primary
         self.fallback = fallback
@@ -25,8 +35,12 @@ class FallbackGenerator:
             raise GenerationError(f"{self.primary.name} does not rewrite questions")
         return self.primary.rewrite_followup(question, previous)
 
-    def generate(
-        self, question: str, evidence: Sequence[Evidence], on_delta: Callable[[str], None] | None = None
+    def generate_expanded(
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        expansions: Expansions,
+        on_delta: Callable[[str], None] | None = None,
     ) -> Draft:
         streamed = False
 
@@ -37,11 +51,12 @@ class FallbackGenerator:
                 on_delta(text)
 
         try:
-            return self.primary.generate(question, evidence, relay)
+            return generate(self.primary, question, evidence, expansions, relay)
         except GenerationError as exc:  # its message is one line, the API key masked
             log.warning("%s; answered extractively instead (llm_fallback_extractive)", exc)
             if streamed and on_delta:  # the reader must not take the failed text for part of the answer
                 on_delta(DISCARD_STREAMED)
             return replace(
-                self.fallback.generate(question, evidence, on_delta), fallback_from=self.primary.name
+                generate(self.fallback, question, evidence, expansions, on_delta),
+                fallback_from=self.primary.name,
             )

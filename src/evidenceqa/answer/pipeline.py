@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from evidenceqa.answer.abstain import Abstainer
-from evidenceqa.answer.base import Draft, Evidence, GenerationError, Generator, Rewriter, abstention
+from evidenceqa.answer.base import Draft, Evidence, GenerationError, Generator, Rewriter, abstention, generate
 from evidenceqa.answer.cache import Cache, CacheOptions, cache_key, settings_fingerprint
 from evidenceqa.answer.citations import (
     SourceNumbers,
@@ -220,7 +220,9 @@ class Answerer:
                 on_delta(draft.text)
         else:
             numbers = SourceNumbers(evidence)  # what streams is numbered as the record will be
-            draft = self.generator.generate(question.question, evidence, numbers.streamed(on_delta))
+            draft = generate(
+                self.generator, question.question, evidence, response.expansions, numbers.streamed(on_delta)
+            )
             if on_delta and (rest := numbers.flush()):
                 on_delta(rest)
         timings["generate"] = _ms_since(clock)
