@@ -8,12 +8,14 @@ import pytest
 
 from evidenceqa.answer.extractive import ExtractiveGenerator
 from evidenceqa.answer.findings import (
+    CONCLUSION_VOTE,
     asks_yes_or_no,
     direction_of,
     finding_weight,
     is_tentative,
     polarity,
     verdict,
+    vote_weight,
 )
 from tests.answer.evidence import CHUNKS, extractive_generator, numbered
 
@@ -29,8 +31,14 @@ def generator(tmp_path_factory: pytest.TempPathFactory, models_dir) -> Extractiv
         ("To determine whether shaving increases infection, we reviewed 1,200 records.", [], -1),
         ("We retrospectively reviewed the charts of all patients.", ["Results"], -1),
         ("The aim of this study was to compare two antiseptics.", [], -1),
+        ("Here, the aim is to describe the process of establishing preparedness plans.", [], -1),
         ("To perform an updated meta-analysis of indices predictive of fluid responsiveness.", [], -1),
         ("To critically assess the evidence that perforation is a risk factor for infertility.", [], -1),
+        # A structured abstract's label kept in the sentence is its section.
+        ("OBJECTIVE: To assess mental health outcomes among health care workers.", ["Abstract"], -1),
+        ("Background: The Ebola epidemic caused global fear.", ["Abstract"], -1),
+        ("IMPORTANCE: Health care workers exposed to COVID-19 could be stressed.", ["Results"], -1),
+        ("Conclusions: Communication and training were important for preparedness.", ["Abstract"], 1),
         ("Shaving was associated with a higher infection rate (OR 2.1).", ["Abstract"], 1),
         ("Clipping reduced infection compared with shaving.", ["Conclusions"], 1),
         ("Surgical site infection is a common complication.", ["Background"], -1),
@@ -46,6 +54,11 @@ def test_a_finding_weighs_up_and_an_aim_method_or_background_down(
 ) -> None:
     weight = finding_weight(text, section)
     assert (weight > 0) if sign > 0 else (weight < 0), weight
+
+
+def test_a_conclusion_labelled_in_its_sentence_counts_as_one() -> None:
+    assert vote_weight("CONCLUSIONS: Clipping reduced infection.", ["Abstract"]) == CONCLUSION_VOTE
+    assert vote_weight("Clipping reduced infection.", ["Abstract"]) == 1.0
 
 
 def test_a_purpose_with_a_main_clause_is_not_an_aim() -> None:

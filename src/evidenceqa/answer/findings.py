@@ -36,7 +36,7 @@ _NOT_A_FINDING = re.compile(
     rf"|to {_AIM_ADVERB}(?:perform|study|ascertain|report|analy[sz]e|discuss|estimate|characteri[sz]e|clarify"
     r"|illustrate|validate|elucidate|observe|outline|demonstrate|correlate|develop|define|quantify|measure"
     r"|establish|review)\b[^,;:]*$"
-    r"|(?:the |our )?(?:aim|objective|purpose|goal)s? (?:of|was|were|is)\b|we (?:aimed|sought|hypothesi[sz]ed)\b"
+    r"|(?:here,? )?(?:the |our )?(?:aim|objective|purpose|goal)s? (?:of|was|were|is)\b|we (?:aimed|sought|hypothesi[sz]ed)\b"
     r"|this (?:study|review|trial|paper|article) (?:aims|aimed|was designed|investigates|examines|describes)\b"
     r"|we (?:retrospectively |prospectively )?(?:reviewed|enrolled|recruited|conducted|performed|analy[sz]ed|collected|searched)\b"
     r"|(?:a total of )?[\d,]+ (?:[\w-]+ ){0,5}?(?:patients|participants|subjects|children|women|men|adults|cases)"
@@ -59,10 +59,16 @@ _FINDING_SECTION = re.compile(
 )
 _OTHER_SECTION = re.compile(
     r"\b(?:methods?|materials|design|setting|patients and methods|participants|objectives?|aims?|purpose"
-    r"|background|introduction|context)\b",
+    r"|background|introduction|context|outcomes and measures)\b",
     re.I,
 )
-_BACKGROUND = re.compile(r"\b(?:background|introduction)\b", re.I)
+_BACKGROUND = re.compile(r"\b(?:background|introduction|importance)\b", re.I)
+# A structured abstract's label kept in its sentence ("OBJECTIVE: To assess …", "Conclusions: …",
+# as CORD-19 abstracts read): a section of its own, more precise than the chunk's.
+_SENTENCE_LABEL = re.compile(
+    r"^((?:[A-Z]{2,}(?:\s+(?:AND|&|[A-Z]{2,}))*)|Background|Objectives?|Aims?|Purpose|Methods?|Design|Setting"
+    r"|Results?|Findings|Conclusions?|Interpretation|Importance|Context|Introduction|Discussion|Summary):\s+(?=\S)"
+)
 # A stated absence of effect: the evidence says no to "does X …?". A negated auxiliary or modal
 # ("cannot be relied upon", "will not be able to"; not "is not only", nor the uncertain "may or may
 # not" and "cannot be ruled out"), a denied quantity ("no difference", "none of", "not all"), or a
@@ -170,6 +176,7 @@ CONCLUSION_VOTE = 2.0  # a conclusion's vote: what a study found as a whole outw
 def finding_weight(text: str, section_path: Sequence[str] = ()) -> float:
     """-1 … 1: how much a sentence reads as a finding (1) rather than an aim, a method or
     background (-1), from its own wording and the section it stands in."""
+    text, section_path = _labelled(text, section_path)
     if _NOT_A_FINDING.match(text.strip()):
         return -1.0
     result = bool(_RESULT.search(text))
@@ -184,6 +191,12 @@ def finding_weight(text: str, section_path: Sequence[str] = ()) -> float:
     elif _OTHER_SECTION.search(section):
         weight -= 0.5
     return weight
+
+
+def _labelled(text: str, section_path: Sequence[str]) -> tuple[str, Sequence[str]]:
+    """The sentence without its structured-abstract label, and the label as its section; else as given."""
+    label = _SENTENCE_LABEL.match(text.strip())
+    return (text.strip()[label.end() :], (label.group(1),)) if label else (text, section_path)
 
 
 def asks_yes_or_no(question: str) -> bool:
@@ -256,6 +269,7 @@ def is_conclusion(section_path: Sequence[str]) -> bool:
 
 def vote_weight(text: str, section_path: Sequence[str] = ()) -> float:
     """How much a finding counts towards the verdict: a conclusion twice a single result."""
+    text, section_path = _labelled(text, section_path)
     return CONCLUSION_VOTE if _CONCLUDING.match(text.strip()) or is_conclusion(section_path) else 1.0
 
 
