@@ -130,6 +130,8 @@ def test_what_a_table_export_leaves_in_a_paragraph_is_not_read_as_its_text(tmp_p
                 {"text": ": Found.", "page": 2},
                 "Used for this purpose.AIM: To update it.",
                 "Rates are high.QUESTIONS/",
+                "It was safe.STUDY DESIGN/",
+                "It was safe. MATERIALS &",
                 "In the U.S.A: Not a label. NHS.CODE: kept.",
             ],
         },
@@ -147,6 +149,8 @@ def test_what_a_table_export_leaves_in_a_paragraph_is_not_read_as_its_text(tmp_p
         ("Found.", 2),
         ("Used for this purpose. To update it.", None),
         ("Rates are high.", None),
+        ("It was safe.", None),
+        ("It was safe.", None),
         ("In the U.S.A: Not a label. NHS.CODE: kept.", None),
         ("None", None),
     ]

@@ -23,7 +23,7 @@ from evidenceqa.loaders.errors import LoadError
 
 # Bump when this loader (or a helper it uses) reads files differently: ingest then reads
 # again the files an earlier version read (evidenceqa.loaders.reader_version).
-VERSION = 3
+VERSION = 4
 
 _LIST_FIELDS = ("authors", "topics", "sections", "supersedes")
 # Real documents nest sections a few levels; far deeper is hostile, and would exhaust the stack later.
@@ -46,10 +46,10 @@ _TEXT_FIELDS = (
 _MISSING_CELLS = frozenset({"nan", "<na>"})
 _LABEL_RESIDUE = re.compile(r"^\s*[:;,]+\s*")
 # A structured abstract's label run into the sentence before it ("… for this purpose.AIM: To
-# perform …"), and the first half of a split "QUESTIONS/PURPOSES" left at a paragraph's end. Capitals
-# right after a full stop with no space are no sentence of prose.
-_GLUED_LABEL = re.compile(r"(?<=[a-z0-9)\]%][.!?])[A-Z]{3,}(?:[ /][A-Z]{3,})*:\s+")
-_TRAILING_LABEL = re.compile(r"(?<=[.!?)\]])\s*[A-Z]{3,}/\s*$")
+# perform …"), and the first half of a split one ("STUDY DESIGN/SETTING", "MATERIALS & METHODS")
+# left at a paragraph's end. Capitals right after a full stop with no space are no sentence of prose.
+_GLUED_LABEL = re.compile(r"(?<=[a-z0-9)\]%][.!?])[A-Z]{3,}(?:\s*[ /&]\s*[A-Z]{2,})*:\s+")
+_TRAILING_LABEL = re.compile(r"(?<=[.!?)\]])\s*[A-Z]{3,}(?:\s+[A-Z]{2,})*\s*[/&]\s*$")
 
 _MB = 1 << 20
 # When called on its own; the dispatcher (`loaders.load`) passes the max_file_mb setting.
