@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 
@@ -54,6 +55,13 @@ def test_a_finding_weighs_up_and_an_aim_method_or_background_down(
 ) -> None:
     weight = finding_weight(text, section)
     assert (weight > 0) if sign > 0 else (weight < 0), weight
+
+
+def test_a_long_run_of_capitals_without_a_colon_is_weighed_at_once() -> None:
+    # A DoS guard: "AND" read both as a joining word and as a capital word split a run two ways.
+    started = time.perf_counter()
+    assert finding_weight("ABC" + " AND" * 28 + " was associated with less infection.") > 0
+    assert time.perf_counter() - started < 5
 
 
 def test_a_conclusion_labelled_in_its_sentence_counts_as_one() -> None:

@@ -1,5 +1,6 @@
 import gzip
 import json
+import time
 from pathlib import Path
 
 from evidenceqa.documents import Document
@@ -112,6 +113,19 @@ def test_real_library_files(library_dir: Path):
         "medquad_nih.jsonl.gz": 5486,
         "pubmedqa_abstracts.jsonl": 1000,
     }
+
+
+def test_a_long_run_of_capitals_without_a_colon_is_read_at_once(tmp_path):
+    # A DoS guard: a label pattern whose separators could split a run of spaces two ways took
+    # seconds at 20 words and doubled with each one more.
+    text = "It was safe.AAA" + "  BB" * 28 + " end"
+    path = _lines(
+        tmp_path / "a.jsonl", json.dumps({**GOOD, "sections": [{"heading": "A", "paragraphs": [text]}]})
+    )
+    started = time.perf_counter()
+    doc, *_ = load(path)
+    assert time.perf_counter() - started < 5
+    assert isinstance(doc, Document) and [p.text for p in doc.paragraphs()] == [text]
 
 
 def test_what_a_table_export_leaves_in_a_paragraph_is_not_read_as_its_text(tmp_path):

@@ -31,7 +31,7 @@ from evidenceqa.answer.findings import (
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.evidence_types import type_name
 from evidenceqa.records import Sentence
-from evidenceqa.text.sentences import ends_sentence
+from evidenceqa.text.sentences import REFERENCE_ON_STOP, ends_sentence
 from evidenceqa.text.tokens import terms
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ _REFERENCE_MARK = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\](?:\s+(?=[.,;:]))
 _LEADING_REFERENCE = re.compile(r"^\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\s+(?=[A-Z][a-z])")
 # One flattened onto the full stop instead ("… of the population.1"; `split_sentences` ends the
 # sentence after it).
-_TRAILING_REFERENCE = re.compile(r"(?<=[A-Za-z)%][.!?])\d{1,3}(?:[,–-]\d{1,3})*$")
+_TRAILING_REFERENCE = re.compile(rf"{REFERENCE_ON_STOP}$")
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def _sides(found: Verdict, evidence: Sequence[Evidence]) -> list[Sentence]:
     return [
         Sentence(side_line(side, named[side]), found.sides[side], supported=True)
         for side in ("yes", "no")
-        if found.sides.get(side)
+        if side in named
     ]
 
 

@@ -66,7 +66,7 @@ _BACKGROUND = re.compile(r"\b(?:background|introduction|importance)\b", re.I)
 # A structured abstract's label kept in its sentence ("OBJECTIVE: To assess …", "Conclusions: …",
 # as CORD-19 abstracts read): a section of its own, more precise than the chunk's.
 _SENTENCE_LABEL = re.compile(
-    r"^((?:[A-Z]{2,}(?:\s+(?:AND|&|[A-Z]{2,}))*)|Background|Objectives?|Aims?|Purpose|Methods?|Design|Setting"
+    r"^((?:[A-Z]{2,}(?:\s+(?:&|[A-Z]{2,}))*)|Background|Objectives?|Aims?|Purpose|Methods?|Design|Setting"
     r"|Results?|Findings|Conclusions?|Interpretation|Importance|Context|Introduction|Discussion|Summary):\s+(?=\S)"
 )
 # A stated absence of effect: the evidence says no to "does X …?". A negated auxiliary or modal
@@ -195,8 +195,9 @@ def finding_weight(text: str, section_path: Sequence[str] = ()) -> float:
 
 def _labelled(text: str, section_path: Sequence[str]) -> tuple[str, Sequence[str]]:
     """The sentence without its structured-abstract label, and the label as its section; else as given."""
-    label = _SENTENCE_LABEL.match(text.strip())
-    return (text.strip()[label.end() :], (label.group(1),)) if label else (text, section_path)
+    text = text.strip()
+    label = _SENTENCE_LABEL.match(text)
+    return (text[label.end() :], (label.group(1),)) if label else (text, section_path)
 
 
 def asks_yes_or_no(question: str) -> bool:

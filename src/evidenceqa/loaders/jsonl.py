@@ -48,7 +48,9 @@ _LABEL_RESIDUE = re.compile(r"^\s*[:;,]+\s*")
 # A structured abstract's label run into the sentence before it ("… for this purpose.AIM: To
 # perform …"), and the first half of a split one ("STUDY DESIGN/SETTING", "MATERIALS & METHODS")
 # left at a paragraph's end. Capitals right after a full stop with no space are no sentence of prose.
-_GLUED_LABEL = re.compile(r"(?<=[a-z0-9)\]%][.!?])[A-Z]{3,}(?:\s*[ /&]\s*[A-Z]{2,})*:\s+")
+# Each separator matches one way only: a run of spaces that could split differently backtracks
+# exponentially on a long label-like run without its colon.
+_GLUED_LABEL = re.compile(r"(?<=[a-z0-9)\]%][.!?])[A-Z]{3,}(?:(?:\s*[/&]\s*|\s+)[A-Z]{2,})*:\s+")
 _TRAILING_LABEL = re.compile(r"(?<=[.!?)\]])\s*[A-Z]{3,}(?:\s+[A-Z]{2,})*\s*[/&]\s*$")
 
 _MB = 1 << 20

@@ -19,9 +19,8 @@ _ABBREVIATIONS = frozenset(
 # one: the list belongs with its introduction. A superscript reference flattened onto the full stop
 # ("… of the population.1 However, …", as NIH pages read as text) ends the sentence it follows; a
 # digit before the stop is a decimal ("2.5 Mg").
-_CANDIDATE = re.compile(
-    r"(?:[.!?][\"'”’)\]]*|(?<=[A-Za-z)%][.!?])\d{1,3}(?:[,–-]\d{1,3})*)\s+(?=[\"'“‘(\[]?[A-Z0-9]|[-•]\s)"
-)
+REFERENCE_ON_STOP = r"(?<=[A-Za-z)%][.!?])\d{1,3}(?:[,–-]\d{1,3})*"
+_CANDIDATE = re.compile(rf"(?:[.!?][\"'”’)\]]*|{REFERENCE_ON_STOP})\s+(?=[\"'“‘(\[]?[A-Z0-9]|[-•]\s)")
 _TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
 # A row of a Markdown table (how loaders.tables writes a table), and the row that only aligns it.
 _TABLE_ROW = re.compile(r"^\|.*\|$")
