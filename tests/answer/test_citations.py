@@ -284,6 +284,29 @@ def test_body_sentences_are_located_exactly():
     assert sentences[1].paragraph == 1
 
 
+def test_list_items_and_heading_lines_are_sentences_of_their_own():
+    # Sources that keep a list and its heading in one block of text (NIH pages); the item's marker
+    # is not part of its sentence, and a line break inside a sentence is left alone.
+    body = (
+        "Key Points\n - Ovarian tumours form in the tissue covering the ovary.\n - Surgery to remove the tumour"
+        "\n\nStage I Testicular Cancer\n Treatment depends on the type: - Surgery. - Radiation therapy."
+        "\n\nPositive skin test: This \n means the body was infected."
+    )
+    sentences = body_sentences(body)
+
+    assert [s.text for s in sentences] == [
+        "Key Points",
+        "Ovarian tumours form in the tissue covering the ovary.",
+        "Surgery to remove the tumour",
+        "Stage I Testicular Cancer",
+        "Treatment depends on the type: - Surgery.",
+        "Radiation therapy.",
+        "Positive skin test: This \n means the body was infected.",
+    ]
+    assert all(body[s.start : s.end] == s.text for s in sentences)
+    assert [s.paragraph for s in sentences] == [0, 0, 0, 1, 1, 1, 2]
+
+
 @pytest.mark.parametrize(
     ("claim", "passage", "problems"),
     [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -19,6 +20,7 @@ from evidenceqa.answer.extractive import (
     _sides,
     _term_weights,
     _without_reference_marks,
+    answerable_sentences,
     sentence_score,
 )
 from evidenceqa.answer.findings import direction_of, is_summary, verdict
@@ -533,6 +535,63 @@ def test_sides_that_name_the_same_kind_and_year_are_left_out() -> None:
     assert verdict(votes).direction == "mixed"
     assert _sides(verdict(votes), one_page) == []
     assert _sides(verdict(votes), two_cohorts) == []
+
+
+def test_a_list_of_reference_numbers_does_not_open_a_sentence_before_any_word() -> None:
+    # "… as reported elsewhere. 8, 9, 11, 12, 14 HCoV-OC43 and …": a list is references even before
+    # a word in capitals; one number before one is a count.
+    assert (
+        _without_reference_marks("8, 9, 11, 12, 14 HCoV-OC43 and HCoV-229E were the most common strains.")
+        == "HCoV-OC43 and HCoV-229E were the most common strains."
+    )
+    assert _without_reference_marks("20 ICU beds were opened.") == "20 ICU beds were opened."
+    # A DoS guard: a long run of numbers that no word follows is read at once.
+    started = time.perf_counter()
+    assert _without_reference_marks("1, " * 5000 + "x") == "1, " * 4999 + "1, x"
+    assert time.perf_counter() - started < 5
+
+
+@pytest.mark.parametrize(
+    "pointer",
+    [
+        "The Human Phenotype Ontology provides the following list of signs and symptoms for scurvy.",
+        "Click here to view a diagram of the gums affected by scurvy.",
+        "For more information on scurvy, call the information line of the institute.",
+        "These resources address the diagnosis or management of scurvy: - Gene Review - Testing Registry",
+        "Check the list of clinical trials that are now accepting patients with scurvy.",
+    ],
+)
+def test_a_sentence_that_points_elsewhere_is_never_quoted(generator, pointer):
+    # Web pages' links and lead-ins to lists they hold elsewhere say nothing of the question.
+    answer_sentence = "Scurvy is caused by too little vitamin C in the diet for at least three months."
+    body = f"{pointer}\n\n{answer_sentence}"
+    draft = generator.generate(
+        "What are the signs and symptoms of scurvy?",
+        [Evidence(1, chunk("scurvy#1", body, "Scurvy", 2020, ["Symptoms"]), 1.0)],
+    )
+
+    assert [s.text for s in draft.sentences] == [answer_sentence]
+
+
+def test_headings_and_list_markers_stay_out_of_quoted_sentences(generator):
+    # NIH pages keep a heading and the list below it in one block: "Key Points\n - Scurvy is …".
+    cause = "Scurvy is caused by too little vitamin C in the diet for at least three months."
+    cure = "Vitamin C given by mouth cures scurvy within a few weeks in adults."
+    body = f"Key Points\n - {cause}\n\nTreatment of Scurvy in Adults and Older Children\n {cure}"
+    draft = generator.generate(
+        "What causes scurvy and how is scurvy treated with vitamin C?",
+        [Evidence(1, chunk("scurvy#1", body, "Scurvy", 2020, []), 1.0)],
+    )
+
+    assert sorted(s.text for s in draft.sentences) == sorted([cause, cure])
+
+
+def test_a_list_item_without_a_full_stop_can_still_be_quoted() -> None:
+    body = "Treatment may include:\n - Surgery to remove the whole tumour\n - Radiation therapy to the pelvis"
+    assert [s.text for s in answerable_sentences(body)] == [
+        "Surgery to remove the whole tumour",
+        "Radiation therapy to the pelvis",
+    ]
 
 
 def test_the_sources_own_reference_marks_leave_no_gap_before_punctuation() -> None:

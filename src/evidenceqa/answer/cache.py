@@ -26,9 +26,10 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from evidenceqa.answer import abstain, extractive, findings, prompt
+from evidenceqa.answer import abstain, citations, extractive, findings, prompt
 from evidenceqa.registry import MissingExtra
 from evidenceqa.retrieval import unknown
+from evidenceqa.text import sentences
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +40,9 @@ ANSWER_FORMAT = 2  # 2: citations numbered by source (`citations.SourceNumbers`)
 # are written from `evidence_k` chunks, or the call's own k, which the key holds). An absent one
 # counts as None.
 # The code that decides what an extractive answer quotes and how it reads the findings: the
-# offline generator's rules, as the prompt is an LLM's. Its source is digested, so any release that
-# changes it misses the answers cached before.
-EXTRACTIVE_RULES: tuple[ModuleType, ...] = (extractive, findings)
+# offline generator's rules, as the prompt is an LLM's, with how it cuts the evidence into sentences.
+# Its source is digested, so any release that changes it misses the answers cached before.
+EXTRACTIVE_RULES: tuple[ModuleType, ...] = (extractive, findings, citations, sentences)
 # The rules around the fitted abstention model (names the library never mentions, the floor):
 # digested alike, so a release that abstains on other questions misses the answers cached before.
 ABSTENTION_RULES: tuple[ModuleType, ...] = (abstain, unknown)

@@ -70,15 +70,55 @@ class BodySentence:
 def body_sentences(body: str) -> list[BodySentence]:
     """The sentences of a chunk body, paragraph by paragraph. Paragraphs are split first because
     chunk bodies join them with blank lines, and a heading or metadata line without a full stop
-    would otherwise run into the next sentence."""
+    would otherwise run into the next sentence; within one, so are its list items and a heading
+    line (`_lines`). A list item's marker is no part of its sentence."""
     found: list[BodySentence] = []
     cursor = 0
     for p, paragraph in enumerate(_PARAGRAPH_BREAK.split(body)):
-        for text in split_sentences(paragraph):
-            start = body.index(text, cursor)
-            cursor = start + len(text)
-            found.append(BodySentence(text, start, cursor, p))
+        for line in _lines(paragraph):
+            for sentence in split_sentences(line):
+                text = _ITEM_MARKERS.sub("", sentence)  # "- Surgery.", or an item after a full stop
+                if not text:
+                    continue
+                start = body.index(text, cursor)
+                cursor = start + len(text)
+                found.append(BodySentence(text, start, cursor, p))
     return found
+
+
+# Line breaks inside a paragraph are kept by sources that hold lists and headings in one block of
+# text (the NIH pages: "Key Points\n - Ovarian tumours are …", "Stage I Testicular Cancer\n
+# Treatment of stage I …"); a loader that joins wrapped lines leaves none.
+_ITEM_MARKERS = re.compile(r"^(?:[-*•][ \t]+)+")
+_TITLE_MAX_WORDS = 20  # "Stage III Adult Soft Tissue Sarcoma That Has Spread to Lymph Nodes"
+_MIN_TITLE_WORD = 4  # letters of a word that a title capitalises ("of", "the", "and" it may not)
+
+
+def _lines(paragraph: str) -> list[str]:
+    """The paragraph cut at each line break that ends what stands before it: one before a list
+    item, and one after a line that is a title (a heading run into the text below it)."""
+    pieces: list[str] = []
+    start = 0
+    for line_break in re.finditer(r"\n", paragraph):
+        line = paragraph[paragraph.rfind("\n", 0, line_break.start()) + 1 : line_break.start()]
+        after = paragraph[line_break.end() :].lstrip(" \t")
+        if _ITEM_MARKERS.match(after) or is_title(line):
+            pieces.append(paragraph[start : line_break.start()])
+            start = line_break.end()
+    pieces.append(paragraph[start:])
+    return [piece for piece in pieces if piece.strip()]
+
+
+def is_title(line: str) -> bool:
+    """A line in title case without closing punctuation: "Hodgkin Lymphoma During Pregnancy"."""
+    words = line.split()
+    long_words = [w for w in words if len(w) >= _MIN_TITLE_WORD and w[0].isalpha()]
+    return (
+        0 < len(words) <= _TITLE_MAX_WORDS
+        and line.rstrip()[-1] not in ".!?:;,"
+        and bool(long_words)
+        and all(w[0].isupper() for w in long_words)
+    )
 
 
 def split_answer(text: str) -> list[Sentence]:

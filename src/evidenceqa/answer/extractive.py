@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evidenceqa.answer.base import Draft, Evidence, Expansions, ReadsExpansions, abstention
-from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf
+from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf, is_title
 from evidenceqa.answer.findings import (
     Verdict,
     asks_yes_or_no,
@@ -96,6 +96,19 @@ _CITATION_DEBRIS = re.compile(
     r"|^(?:Authors|Journal|Year|DOI|Type|Topics|Contents):\s"
 )
 
+# Sentences that point elsewhere instead of saying anything: a web page's links, and lead-ins to a
+# list the page holds elsewhere or not at all ("Click here to view a diagram of the eye.", "For more
+# information on breast cancer risk, call …", "These resources address the diagnosis or management
+# of …: - Gene Review …", "The Human Phenotype Ontology provides the following list of signs …").
+_NAVIGATION = re.compile(
+    r"\bclick (?:here|on the following link)\b"
+    r"|^For (?:more|additional|further)(?: detailed)? information\b"
+    r"|^(?:These|The following|Other) (?:resources|websites|organi[sz]ations|links)\b"
+    r"|^(?:Check|See|Visit) the (?:lists?|websites?|pages?) of\b"
+    r"|^[^:]*\b(?:provides?|offers?|gives?) (?:the following|a) list of\b",
+    re.IGNORECASE,
+)
+
 # A question is never an answer: the headings of a Q&A page ("How might scurvy be treated?", which
 # matches a question about it better than the answer below it does) and a study's research questions.
 _QUESTION = re.compile(r"\?[\"'”’)\]]*$")
@@ -106,7 +119,10 @@ _REFERENCE_MARK = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\](?:\s+(?=[.,;:]))
 # A superscript reference flattened into the text (CORD-19's full texts) ends up opening the next
 # sentence: "13 Patients 0-65 years of age were recruited.", "12,40 Among our positive cases, …". A
 # sentence that really opens on a count goes on in lower case ("20 patients were …").
-_LEADING_REFERENCE = re.compile(r"^\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\s+(?=[A-Z][a-z])")
+# A list of several numbers is a reference list before any word ("8, 9, 11, 12, 14 HCoV-OC43 and …").
+_LEADING_REFERENCE = re.compile(
+    r"^(?:\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\s+(?=[A-Z][a-z])|\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\s*,\s*\d{1,3}\s+(?=[A-Z]))"
+)
 # One flattened onto the full stop instead ("… of the population.1"; `split_sentences` ends the
 # sentence after it).
 _TRAILING_REFERENCE = re.compile(rf"{REFERENCE_ON_STOP}$")
@@ -360,11 +376,19 @@ def answerable_sentences(body: str) -> list[BodySentence]:
         s
         for s in sentences
         if s.paragraph not in skipped
-        and not (sizes[s.paragraph] == 1 and _is_heading(s.text))
+        and not (_is_heading(s.text) and sizes[s.paragraph] == 1)
+        and not (is_title(s.text) and _ends_line(body, s))
         and len(s.text.split()) >= MIN_WORDS
         and not _CITATION_DEBRIS.search(s.text)
         and not _QUESTION.search(s.text)
+        and not _NAVIGATION.search(s.text)
     ]
+
+
+def _ends_line(body: str, sentence: BodySentence) -> bool:
+    """Whether a line break follows the sentence: a title there is a heading on a line of its own
+    above its text (`citations.body_sentences` cut it off)."""
+    return body[sentence.end :].lstrip(" \t").startswith("\n")
 
 
 def _is_heading(text: str) -> bool:
