@@ -100,6 +100,8 @@ _CITATION_DEBRIS = re.compile(
 # list the page holds elsewhere or not at all ("Click here to view a diagram of the eye.", "For more
 # information on breast cancer risk, call …", "These resources address the diagnosis or management
 # of …: - Gene Review …", "The Human Phenotype Ontology provides the following list of signs …").
+# Never quoted; still read where the evidence is judged (`answerable_sentences`: abstention's
+# signals, the library's own questions), since they name what the page is about.
 _NAVIGATION = re.compile(
     r"\bclick (?:here|on the following link)\b"
     r"|^For (?:more|additional|further)(?: detailed)? information\b"
@@ -357,6 +359,8 @@ def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
     found = []
     for rank, item in enumerate(evidence):
         for index, sentence in enumerate(answerable_sentences(item.chunk.body)):
+            if _NAVIGATION.search(sentence.text):  # it says what the page is about, not an answer
+                continue
             path = item.chunk.section_path
             found.append(_Candidate(rank, item.n, index, sentence.text, frozenset(terms(sentence.text)),
                                     finding_weight(sentence.text, path), vote_weight(sentence.text, path),
@@ -381,7 +385,6 @@ def answerable_sentences(body: str) -> list[BodySentence]:
         and len(s.text.split()) >= MIN_WORDS
         and not _CITATION_DEBRIS.search(s.text)
         and not _QUESTION.search(s.text)
-        and not _NAVIGATION.search(s.text)
     ]
 
 
