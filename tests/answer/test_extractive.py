@@ -573,6 +573,37 @@ def test_a_sentence_that_points_elsewhere_is_never_quoted(generator, pointer):
     assert [s.text for s in draft.sentences] == [answer_sentence]
 
 
+def test_a_page_s_navigation_still_says_which_page_the_question_is_about(generator):
+    # An NIH page's lead-in names the condition asked about; its table of signs matches the
+    # question's words less well than a page on a neighbouring condition does, which is not about
+    # the question and must not be quoted for it.
+    asked = chunk(
+        "spg19#1",
+        "The Human Phenotype Ontology provides the following list of signs and symptoms for spastic "
+        "paraplegia 19. Signs and Symptoms Approximate number of patients (when available) Ankle clonus - "
+        "Autosomal dominant inheritance - Babinski sign - Hyperreflexia - Lower limb muscle weakness - "
+        "Lower limb spasticity - Slow progression - Spastic gait - Spastic paraplegia -",
+        "Spastic paraplegia 19",
+        2020,
+        ["Symptoms"],
+    )
+    neighbour = chunk(
+        "spg11#1",
+        "Signs and symptoms of spastic paraplegia 11 include progressive stiffness and weakness of the "
+        "legs, and thinning of the corpus callosum.",
+        "Spastic paraplegia 11",
+        2020,
+        ["Symptoms"],
+    )
+    draft = generator.generate(
+        "What are the signs and symptoms of spastic paraplegia 19?",
+        [Evidence(1, asked, 1.0), Evidence(2, neighbour, 0.9)],
+    )
+
+    assert [s.citations for s in draft.sentences] == [[1]], draft.text
+    assert draft.sentences[0].text.startswith("Signs and Symptoms Approximate number"), draft.text
+
+
 def test_headings_and_list_markers_stay_out_of_quoted_sentences(generator):
     # NIH pages keep a heading and the list below it in one block: "Key Points\n - Scurvy is …".
     cause = "Scurvy is caused by too little vitamin C in the diet for at least three months."

@@ -100,8 +100,9 @@ _CITATION_DEBRIS = re.compile(
 # list the page holds elsewhere or not at all ("Click here to view a diagram of the eye.", "For more
 # information on breast cancer risk, call …", "These resources address the diagnosis or management
 # of …: - Gene Review …", "The Human Phenotype Ontology provides the following list of signs …").
-# Never quoted; still read where the evidence is judged (`answerable_sentences`: abstention's
-# signals, the library's own questions), since they name what the page is about.
+# Never quoted; still read wherever the evidence is judged (which sources are about the question;
+# `answerable_sentences`: abstention's signals, the library's own questions), since they name what
+# the page is about.
 _NAVIGATION = re.compile(
     r"\bclick (?:here|on the following link)\b"
     r"|^For (?:more|additional|further)(?: detailed)? information\b"
@@ -140,6 +141,7 @@ class _Candidate:
     finding: float  # `finding_weight`: a result (1) rather than an aim or a method (-1)
     vote: float  # `vote_weight`: how much it counts towards a yes/no verdict
     doc_id: str
+    quotable: bool = True  # False: navigation (`_NAVIGATION`), which only tells what its page is about
 
 
 def sentence_score(
@@ -248,6 +250,11 @@ class ExtractiveGenerator(ReadsExpansions):
         # taken go to more of the sources kept.
         yes_or_no = asks_yes_or_no(question)
         scores = _of_sources_about_the_question(scores, candidates, self.source_cutoff, yes_or_no)
+        # A page's navigation ("… provides the following list of signs and symptoms for X") counted
+        # above, for which pages are about the question; it is never quoted.
+        scores = {i: score for i, score in scores.items() if candidates[i].quotable}
+        if not scores:
+            return []
         chosen = self._select(scores, candidates, vectors)
         if yes_or_no:
             chosen = _with_first_conclusion(chosen, scores, candidates, question, self.max_sentences)
@@ -359,12 +366,10 @@ def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
     found = []
     for rank, item in enumerate(evidence):
         for index, sentence in enumerate(answerable_sentences(item.chunk.body)):
-            if _NAVIGATION.search(sentence.text):  # it says what the page is about, not an answer
-                continue
             path = item.chunk.section_path
             found.append(_Candidate(rank, item.n, index, sentence.text, frozenset(terms(sentence.text)),
                                     finding_weight(sentence.text, path), vote_weight(sentence.text, path),
-                                    item.chunk.doc_id))  # fmt: skip
+                                    item.chunk.doc_id, not _NAVIGATION.search(sentence.text)))  # fmt: skip
     return found
 
 
