@@ -90,6 +90,7 @@ def body_sentences(body: str) -> list[BodySentence]:
 # text (the NIH pages: "Key Points\n - Ovarian tumours are …", "Stage I Testicular Cancer\n
 # Treatment of stage I …"); a loader that joins wrapped lines leaves none.
 _ITEM_MARKERS = re.compile(r"^(?:[-*•][ \t]+)+")
+_ITEM_AFTER_BREAK = re.compile(r"[ \t]*[-*•][ \t]")
 _TITLE_MAX_WORDS = 20  # "Stage III Adult Soft Tissue Sarcoma That Has Spread to Lymph Nodes"
 _MIN_TITLE_WORD = 4  # letters of a word that a title capitalises ("of", "the", "and" it may not)
 
@@ -99,10 +100,11 @@ def _lines(paragraph: str) -> list[str]:
     item, and one after a line that is a title (a heading run into the text below it)."""
     pieces: list[str] = []
     start = 0
+    line_start = 0
     for line_break in re.finditer(r"\n", paragraph):
-        line = paragraph[paragraph.rfind("\n", 0, line_break.start()) + 1 : line_break.start()]
-        after = paragraph[line_break.end() :].lstrip(" \t")
-        if _ITEM_MARKERS.match(after) or is_title(line):
+        line = paragraph[line_start : line_break.start()]
+        line_start = line_break.end()
+        if _ITEM_AFTER_BREAK.match(paragraph, line_break.end()) or is_title(line):
             pieces.append(paragraph[start : line_break.start()])
             start = line_break.end()
     pieces.append(paragraph[start:])
