@@ -65,6 +65,7 @@ class BodySentence:
     start: int
     end: int
     paragraph: int  # index of its paragraph (blank-line separated) within the body
+    heading: bool = False  # a title-case line without closing punctuation, a line break after it
 
 
 def body_sentences(body: str) -> list[BodySentence]:
@@ -82,7 +83,8 @@ def body_sentences(body: str) -> list[BodySentence]:
                     continue
                 start = body.index(text, cursor)
                 cursor = start + len(text)
-                found.append(BodySentence(text, start, cursor, p))
+                heading = _is_title(text) and bool(_LINE_END.match(body, cursor))
+                found.append(BodySentence(text, start, cursor, p, heading))
     return found
 
 
@@ -91,6 +93,7 @@ def body_sentences(body: str) -> list[BodySentence]:
 # Treatment of stage I …"); a loader that joins wrapped lines leaves none.
 _ITEM_MARKERS = re.compile(r"^(?:[-*•][ \t]+)+")
 _ITEM_AFTER_BREAK = re.compile(r"[ \t]*[-*•][ \t]")
+_LINE_END = re.compile(r"[ \t]*\n")
 _TITLE_MAX_WORDS = 20  # "Stage III Adult Soft Tissue Sarcoma That Has Spread to Lymph Nodes"
 _MIN_TITLE_WORD = 4  # letters of a word that a title capitalises ("of", "the", "and" it may not)
 
@@ -104,14 +107,14 @@ def _lines(paragraph: str) -> list[str]:
     for line_break in re.finditer(r"\n", paragraph):
         line = paragraph[line_start : line_break.start()]
         line_start = line_break.end()
-        if _ITEM_AFTER_BREAK.match(paragraph, line_break.end()) or is_title(line):
+        if _ITEM_AFTER_BREAK.match(paragraph, line_break.end()) or _is_title(line):
             pieces.append(paragraph[start : line_break.start()])
             start = line_break.end()
     pieces.append(paragraph[start:])
     return [piece for piece in pieces if piece.strip()]
 
 
-def is_title(line: str) -> bool:
+def _is_title(line: str) -> bool:
     """A line in title case without closing punctuation: "Hodgkin Lymphoma During Pregnancy"."""
     words = line.split()
     long_words = [w for w in words if len(w) >= _MIN_TITLE_WORD and w[0].isalpha()]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evidenceqa.answer.base import Draft, Evidence, Expansions, ReadsExpansions, abstention
-from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf, is_title
+from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf
 from evidenceqa.answer.findings import (
     Verdict,
     asks_yes_or_no,
@@ -123,9 +123,8 @@ _REFERENCE_MARK = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\](?:\s+(?=[.,;:]))
 # sentence: "13 Patients 0-65 years of age were recruited.", "12,40 Among our positive cases, …". A
 # sentence that really opens on a count goes on in lower case ("20 patients were …").
 # A list of several numbers is a reference list before any word ("8, 9, 11, 12, 14 HCoV-OC43 and …").
-_LEADING_REFERENCE = re.compile(
-    r"^(?:\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\s+(?=[A-Z][a-z])|\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\s*,\s*\d{1,3}\s+(?=[A-Z]))"
-)
+_NUMBERS = r"\d{1,3}(?:\s*[,–-]\s*\d{1,3})*"
+_LEADING_REFERENCE = re.compile(rf"^(?:{_NUMBERS}\s+(?=[A-Z][a-z])|{_NUMBERS}\s*,\s*\d{{1,3}}\s+(?=[A-Z]))")
 # One flattened onto the full stop instead ("… of the population.1"; `split_sentences` ends the
 # sentence after it).
 _TRAILING_REFERENCE = re.compile(rf"{REFERENCE_ON_STOP}$")
@@ -386,17 +385,11 @@ def answerable_sentences(body: str) -> list[BodySentence]:
         for s in sentences
         if s.paragraph not in skipped
         and not (_is_heading(s.text) and sizes[s.paragraph] == 1)
-        and not (is_title(s.text) and _ends_line(body, s))
+        and not s.heading
         and len(s.text.split()) >= MIN_WORDS
         and not _CITATION_DEBRIS.search(s.text)
         and not _QUESTION.search(s.text)
     ]
-
-
-def _ends_line(body: str, sentence: BodySentence) -> bool:
-    """Whether a line break follows the sentence: a title there is a heading on a line of its own
-    above its text (`citations.body_sentences` cut it off)."""
-    return body[sentence.end :].lstrip(" \t").startswith("\n")
 
 
 def _is_heading(text: str) -> bool:
