@@ -1,5 +1,6 @@
 """The index follows the catalogue: add, change, remove, interrupted syncs — on both backends."""
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,31 @@ def test_an_interrupted_sync_is_completed_by_the_next(engine, tmp_path):
     assert not engine.is_current()
     engine.sync()
     assert engine.is_current() and engine.backend.count() == 8
+
+
+def test_two_syncs_at_once_index_each_chunk_once(tmp_path, models_dir):
+    # `evidenceqa index` run while an ingest is still indexing the same home: the second sync
+    # waits for the first instead of adding every pending chunk a second time.
+    settings = Settings(home=tmp_path / "home", models_dir=models_dir)
+    with Engine.open(settings) as first:
+        _ingest(first, write_library(tmp_path / "lib.jsonl", DOCS))
+        second_added = threading.Event()
+        reports = {}
+
+        def run_second() -> None:  # its own connections, as another process has
+            with Engine.open(settings) as second:
+                reports["second"] = second.sync(lambda _n: second_added.set())
+
+        other = threading.Thread(target=run_second)
+
+        def midway(_n: int) -> None:  # the first has written its chunks, not yet its version
+            other.start()
+            second_added.wait(timeout=3)
+
+        reports["first"] = first.sync(midway)
+        other.join(timeout=60)
+        assert reports["first"].chunks_added == 8 and reports["second"].chunks_added == 0
+        assert first.backend.count() == 8
 
 
 def test_year_filters_and_overview_level_through_the_retriever(engine, tmp_path):

@@ -118,6 +118,9 @@ def _best_first(hits: list[Hit]) -> list[Hit]:
     return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
 
 
+_COMMIT_RETRIES = 5  # optimize() attempts against other processes' commits
+
+
 def _dedup(records: Sequence[IndexRecord]) -> list[IndexRecord]:
     """One record per chunk id, the last one winning (merge_insert rejects duplicate keys)."""
     return list({r.chunk_id: r for r in records}.values())
@@ -204,9 +207,22 @@ class LanceDBBackend:
         if self._stale:
             with self._sync_lock:  # a hybrid search's two halves may both find the table stale
                 if self._stale:
-                    self._table.optimize()
-                    self._ensure_ann()
+                    self._fold_in()
                     self._stale = False
+
+    def _fold_in(self) -> None:
+        """optimize(), from the latest version again when another process committed first: two
+        handles folding in the same rows (the web app and an ingest) conflict, and LanceDB
+        reports that as retryable."""
+        for attempt in range(1, _COMMIT_RETRIES + 1):
+            try:
+                self._table.optimize()
+                self._ensure_ann()
+                return
+            except RuntimeError as error:
+                if "Retryable commit conflict" not in str(error) or attempt == _COMMIT_RETRIES:
+                    raise
+                self._table.checkout_latest()
 
     # -- writes ---------------------------------------------------------------------------
 

@@ -5,12 +5,16 @@ catalogue version it has caught up to (per backend and embedder, in the catalogu
 sync applies only the documents changed since: removed ones are deleted, changed ones are deleted
 and re-added. Applying a change twice gives the same index, so a sync interrupted at any point
 is completed by running it again; embeddings are cached by content hash, so that costs little.
+One sync runs at a time per catalogue (`evidenceqa index` while an ingest indexes waits its turn).
 """
 
 from __future__ import annotations
 
+import fcntl
+import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from evidenceqa.documents import Chunk
@@ -20,6 +24,8 @@ from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.text.tokens import analyze
 
 _BATCH_CHUNKS = 512  # chunks embedded and written per step: bounded memory, steady progress
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,29 @@ def sync(
     on_chunks: Callable[[int], None] | None = None,
 ) -> SyncReport:
     """Bring `backend` up to the catalogue's current version."""
+    with _one_at_a_time(catalogue):
+        return _sync(catalogue, backend, embedder, on_chunks)
+
+
+@contextmanager
+def _one_at_a_time(catalogue: Catalogue) -> Iterator[None]:
+    """Two syncs at once would each add every chunk pending since the same version, so the index
+    would hold them twice: the second waits for the first, then finds nothing left to do."""
+    with open(catalogue.path.with_name(f"{catalogue.path.name}.sync-lock"), "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("another process is indexing %s: waiting for it to finish", catalogue.path.parent)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield  # closing the file releases the lock, also when the sync fails
+
+
+def _sync(
+    catalogue: Catalogue,
+    backend: SearchBackend,
+    embedder: Embedder,
+    on_chunks: Callable[[int], None] | None,
+) -> SyncReport:
     start = indexed_version(catalogue, backend, embedder)
     target = catalogue.index_version
     pending = catalogue.pending_since(start)

@@ -1,0 +1,23 @@
+"""Two handles on one LanceDB table, as the web app and an ingest in another process hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evidenceqa.index.lancedb import FTS_INDEX, LanceDBBackend
+from tests.index.corpus import DIM, RECORDS
+
+
+def test_rows_another_handle_folded_in_first_are_folded_in_again_without_error(tmp_path: Path) -> None:
+    writer = LanceDBBackend(tmp_path / "index", dim=DIM)
+    writer.add(RECORDS)  # written, not yet folded into the indexes
+    reader = LanceDBBackend(tmp_path / "index", dim=DIM)
+    reader.close()  # folds them in first
+    writer.close()  # its own fold-in was built on the older version: LanceDB reports a conflict
+    again = LanceDBBackend(tmp_path / "index", dim=DIM)
+    try:
+        ids = {r.chunk_id for r in RECORDS}
+        assert again.count() == len(ids)
+        assert again._table.index_stats(FTS_INDEX).num_unindexed_rows == 0
+    finally:
+        again.close()
