@@ -77,6 +77,34 @@ def test_what_about_x_replaces_the_phrase_it_is_most_like(followups: FollowUps) 
     assert resolved.how == "substitution"
 
 
+def test_a_named_topic_replaces_the_topic_and_keeps_the_questions_frame(followups: FollowUps) -> None:
+    # "treated" is the frame: only the topic is swapped, never the topic with its aspect word.
+    resolved = followups.resolve("and kidney stones?", ["How is acromegaly treated?"])
+    assert resolved.question == "How is kidney stones treated?" and resolved.how == "substitution"
+
+
+def test_an_aspect_after_a_lead_is_asked_of_the_previous_topic(followups: FollowUps) -> None:
+    # The previous question has no phrase but its topic: the aspect never replaces the topic.
+    resolved = followups.resolve("And the treatment?", ["What is acromegaly?"])
+    assert resolved.question == "treatment (acromegaly)?" and resolved.how == "substitution"
+    # An aspect beside the topic is what it replaces.
+    swapped = followups.resolve("and the symptoms?", ["How is asthma treated in adults?"])
+    assert "asthma" in swapped.question and "symptoms" in swapped.question
+
+
+def test_a_lead_before_a_whole_question_leaves_the_question_to_stand_or_lean_alone(
+    followups: FollowUps,
+) -> None:
+    resolved = followups.resolve("And what are the treatments?", ["What is acromegaly?"])
+    assert resolved.question == "what are the treatments (acromegaly)?" and resolved.how == "aspect"
+    assert resolved.asked == "And what are the treatments?"
+    assert followups.resolve("and how is it treated?", ["What is acromegaly?"]).question == (
+        "how is acromegaly treated?"
+    )
+    switched = followups.resolve("And what causes kidney stones?", ["What is acromegaly?"])
+    assert switched.question == "And what causes kidney stones?" and not switched.changed
+
+
 def test_a_long_previous_question_is_searched_for_its_phrase_in_one_small_batch(followups: FollowUps) -> None:
     assert len(_spans(SCENARIO)) <= MAX_PHRASES
     resolved = followups.resolve("What about hypothyroidism?", [SCENARIO])

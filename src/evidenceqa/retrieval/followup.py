@@ -9,7 +9,9 @@ previous turn's (already resolved) question:
   acromegaly?" → "How is acromegaly treated?");
 - "what about X" / "and X" / "how about X": X replaces the phrase of the previous question it is
   most like, by the embedder ("What about hypothyroidism?" after "What are the symptoms of
-  hyperthyroidism?" → "What are the symptoms of hypothyroidism?"); a population ("in children",
+  hyperthyroidism?" → "What are the symptoms of hypothyroidism?"): a topic X never takes the
+  previous aspect with it, an aspect X ("and the treatment?") never replaces the topic; a lead
+  before a whole question ("and how is it treated?") is dropped; a population ("in children",
   "kids", "neonates") replaces the previous one or is added, and a setting ("on mucous
   membranes", "after hip replacement") is added;
 - a bare aspect ("what are the symptoms", "who is at risk?") has no term rare enough to stand
@@ -70,6 +72,11 @@ _QUESTION_WORDS = frozenset(
     """what how why when where who which whom whose is are was were does do did can could should
     tell me please explain describe know i my""".split()
 )
+# Words that open a whole question: after a lead ("and where did it start?") the rest stands as one.
+_INTERROGATIVES = frozenset(
+    """what how why when where who which whom whose is are was were does do did can could should
+    will would may might has have""".split()
+)
 SPECIFIC_IDF = 0.5  # share of the library's highest idf above which a term names a topic by itself
 MAX_SPAN = 4  # the longest phrase of the previous question X may replace
 MAX_PHRASES = 64  # phrases of the previous question embedded for "what about X", at most
@@ -121,6 +128,15 @@ class FollowUps:
         words = [w.lower() for w in _WORD.findall(asked)]
         if _LEAD.search(asked):
             rest = _LEAD.sub("", asked, count=1).strip(" ,?.!")
+            opening = _WORD.match(rest)
+            if opening and opening.group(0).lower().split("'")[0] in _INTERROGATIVES:
+                # "And where did the virus originate?": the lead joins a whole question to the last.
+                alone = self.resolve(f"{rest}?", previous)
+                return (
+                    Resolution(alone.question, asked, alone.how)
+                    if alone.changed
+                    else Resolution(asked, asked)
+                )
             return self._lead(asked, rest, before)
         if any(w in _PRONOUNS for w in words):
             return Resolution(self._pronoun(asked, before), asked, "pronoun")
@@ -164,8 +180,21 @@ class FollowUps:
         return f"{text[: pronoun.start()]}{swapped}{text[pronoun.end() :]}"
 
     def _substituted(self, before: str, phrase: str) -> str:
-        """`before` with its phrase most like `phrase` replaced by it (or `phrase` added)."""
+        """`before` with its phrase most like `phrase` replaced by it. A topic never takes the
+        question's frame with it: a phrase of aspect words only, or the previous topic with one, is
+        not replaced ("How is migraine treated?" → "How is X treated?", not "How is X?"). An aspect
+        ("and the treatment?") replaces a phrase outside the topic, or is asked of the topic where
+        the question has no other ("What is X?" → "treatment (X)?")."""
+        topic = _topic(before, self.rarity)
+        start = before.find(topic)
+        end = start + len(topic)
         spans = _spans(before)
+        if {w.lower() for w in _WORD.findall(phrase)} <= _ASPECTS | STOP_WORDS:
+            spans = [span for span in spans if span[1] <= start or span[0] >= end]
+            if not spans:
+                return f"{phrase} ({topic})?"
+        else:
+            spans = [span for span in spans if not _frame(span, start, end)] or spans
         if not spans:
             return f"{before} {phrase}?"
         vectors = self.embedder.embed([phrase, *(text for _, _, text in spans)])
@@ -174,6 +203,13 @@ class FollowUps:
         near = [i for i, value in enumerate(similarity) if value >= similarity.max() - NEAR_SIMILARITY]
         start, end, _ = max((spans[i] for i in near), key=lambda span: span[1] - span[0])
         return f"{before[:start]}{phrase}{before[end:]}?"
+
+
+def _frame(span: tuple[int, int, str], start: int, end: int) -> bool:
+    """Whether `span` holds the question's frame: aspect words only, or the topic (at `start`:`end`)
+    with an aspect word."""
+    aspects = [w.lower() in _ASPECTS for w in _WORD.findall(span[2])]
+    return all(aspects) or (any(aspects) and span[0] < end and span[1] > start)
 
 
 def _runs(text: str) -> list[list[re.Match[str]]]:
