@@ -3,6 +3,8 @@
 Each answerable question of each benchmark is answered as `ask` answers it (extractive, the
 adequacy check off, so that every question is answered and the generator alone is measured):
 - the share of quoted answer sentences that cite a gold article, and of first sentences that do;
+- where the benchmark names gold passages (clinician-dev's answering sentences), the share of
+  first sentences that quote one: the answer leads with what answers, not only from the article;
 - on questions with a yes/no/maybe decision (PubMedQA's `final_decision`), the accuracy of the
   answer's yes/no line ("mixed" and "unclear" count as "maybe"), beside the majority class; also
   on the even and the odd questions apart, since the wording rules of `answer.findings` were
@@ -28,7 +30,7 @@ from evidenceqa.answer.abstain import Abstainer
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import machine
-from evidenceqa.bench.answers import score_sources, source_shares
+from evidenceqa.bench.answers import first_quote_share, score_sources, source_shares
 from evidenceqa.bench.retrieval import question_filters, read_questions
 from evidenceqa.jsonl import read_rows
 from evidenceqa.settings import load_settings
@@ -77,7 +79,9 @@ def main() -> None:
                 elif q.query_id in referenced:
                     by_reference.append((referenced[q.query_id], guess))
             answered, from_gold, first = source_shares(scores)
-            sources.append([path.stem, f"{answered:,}", f"{from_gold:.1%}", f"{first:.1%}"])
+            quoting = first_quote_share(scores)
+            sources.append([path.stem, f"{answered:,}", f"{from_gold:.1%}", f"{first:.1%}",
+                            "–" if quoting is None else f"{quoting:.1%}"])  # fmt: skip
             for part, kept in (("", (0, 1)), (", even questions", (0,)), (", odd questions", (1,))):
                 if rows := [(truth, guess) for truth, guess, half in decided if half in kept]:
                     directions.append(direction_row(path.stem + part, rows))
@@ -85,8 +89,8 @@ def main() -> None:
                 directions.append(
                     direction_row(f"{path.stem}, reference answers opening yes or no", by_reference)
                 )
-    print(markdown.table(["Benchmark", "Answered", "Sentences from a gold article", "First sentence from a gold article"],
-                         sources, [False, True, True, True]))  # fmt: skip
+    print(markdown.table(["Benchmark", "Answered", "Sentences from a gold article", "First sentence from a gold article",
+                          "First sentence quotes a gold passage"], sources, [False, True, True, True, True]))  # fmt: skip
     if directions:
         print()
         print(markdown.table(["Benchmark", "Yes/no questions", "Direction accuracy", "Majority class", "Said"],

@@ -25,6 +25,7 @@ class EvidenceType:
     rank: int  # 1 is the strongest evidence; patient information and other are unranked (0)
 
 
+PATIENT_INFORMATION = "patient-information"  # facts told to patients, not a study's findings
 # Strongest first: the order of the ranking preference and of the filter's options.
 TYPES: tuple[EvidenceType, ...] = (
     EvidenceType("guideline", "Guideline or consensus statement", 1),
@@ -33,7 +34,7 @@ TYPES: tuple[EvidenceType, ...] = (
     EvidenceType("observational", "Cohort, case-control or other non-randomised study", 4),
     EvidenceType("case-report", "Case report or series", 5),
     EvidenceType("narrative-review", "Narrative review", 6),
-    EvidenceType("patient-information", "Patient information", 0),
+    EvidenceType(PATIENT_INFORMATION, "Patient information", 0),
     EvidenceType("other", "Other (laboratory, modelling, commentary…)", 0),
 )
 BY_KEY = {t.key: t for t in TYPES}

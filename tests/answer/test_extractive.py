@@ -140,6 +140,26 @@ def test_the_finding_leads_not_the_aim_or_the_method(generator):
     assert direction_of(draft.sentences[0].text) == "yes"
 
 
+@pytest.mark.parametrize(
+    ("evidence_type", "first"),
+    [("patient-information", "answer"), ("observational", "finding"), (None, "finding")],
+)
+def test_a_leaflets_best_sentence_leads_and_a_studys_finding(evidence_type, first):
+    # "increased risk" reads as a result: a study's result leads its source, but a leaflet states
+    # facts, and the one that answers the question comes first.
+    answer = "Signs and symptoms of alpha syndrome include bravo joints and charlie skin."
+    finding = "People with alpha syndrome have an increased risk of delta tumours."
+    page = replace(
+        chunk("alpha#1", f"{answer} {finding}", "Alpha syndrome", 2020, []), evidence_type=evidence_type
+    )
+    embedder = FixedSimilarityEmbedder({answer: 0.9, finding: 0.7})
+
+    chosen = ExtractiveGenerator(embedder)._choose(
+        "What are the symptoms of alpha syndrome?", _candidates([Evidence(1, page, 0.9)])
+    )
+    assert [c.text for c in chosen] == ([answer, finding] if first == "answer" else [finding, answer])
+
+
 def test_sources_come_in_retrieval_order_grouped(generator):
     evidence = numbered("hair", "chlorhexidine")
     question = "How do chlorhexidine-alcohol and clipping compare for preventing surgical site infection?"

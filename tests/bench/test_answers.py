@@ -10,6 +10,7 @@ from evidenceqa.bench.answers import (
     answer_in_evidence,
     by_answerability,
     evaluate,
+    first_quote_share,
     halves,
     left_out,
     score_answer,
@@ -150,6 +151,25 @@ def test_answer_sentences_are_scored_by_source_and_an_abstention_quotes_none() -
     assert score_sources(q, abstention).sentences == 0
     # An abstention is no answer: it neither counts as answered nor lowers the shares of the answers.
     assert source_shares([score_sources(q, answer), score_sources(q, abstention)]) == (1, 0.5, 0.0)
+
+
+def test_the_first_sentence_is_judged_against_the_gold_passages() -> None:
+    passage = "Clipping rather than shaving reduces surgical site infection."
+    q = Question("1", "q", ["cochrane-1"], [passage], {})
+    leads = [
+        Sentence("Clipping rather than  shaving reduces surgical site infection.", [1]),
+        Sentence("Razors cut.", [1]),
+    ]
+    follows = list(reversed(leads))
+    scores = [score_sources(q, _answer(" ".join(s.text for s in sentences), ["cochrane-1"], sentences=sentences))
+              for sentences in (leads, follows)]  # fmt: skip
+    assert [s.first_quotes_gold for s in scores] == [True, False]
+    assert first_quote_share(scores) == 0.5
+    # A question with no gold passages (PubMedQA's) is not judged.
+    unjudged = score_sources(
+        Question("2", "q", ["pubmed-1"], [], {}), _answer("Razors cut.", ["pubmed-1"], sentences=leads)
+    )
+    assert unjudged.first_quotes_gold is None and first_quote_share([unjudged]) is None
 
 
 def test_a_content_gap_set_reports_its_two_kinds_apart() -> None:

@@ -29,7 +29,7 @@ from evidenceqa.answer.findings import (
     vote_weight,
 )
 from evidenceqa.embeddings.base import Embedder
-from evidenceqa.evidence_types import type_name
+from evidenceqa.evidence_types import PATIENT_INFORMATION, type_name
 from evidenceqa.records import Sentence
 from evidenceqa.text.sentences import REFERENCE_ON_STOP, ends_sentence
 from evidenceqa.text.tokens import terms
@@ -141,6 +141,9 @@ class _Candidate:
     vote: float  # `vote_weight`: how much it counts towards a yes/no verdict
     doc_id: str
     quotable: bool = True  # False: navigation (`_NAVIGATION`), which only tells what its page is about
+    # False for patient information: what a leaflet states is not a study's finding ("people with
+    # it have an increased risk of …" reads as one), so its best answering sentence leads.
+    reports_findings: bool = True
 
 
 def sentence_score(
@@ -339,10 +342,15 @@ def _with_first_conclusion(
 
 def _by_source(chosen: list[int], scores: dict[int, float], candidates: list[_Candidate]) -> list[_Candidate]:
     """The chosen candidates grouped by source in retrieval order (which judges a whole source better
-    than one sentence does); within a source its findings first, then the rest, each best first."""
+    than one sentence does); within a study's or a guideline's source its findings first, then the
+    rest, each best first; within patient information, best first."""
     rank = _source_ranks(candidates)
-    order = sorted(chosen, key=lambda i: (rank[candidates[i].doc_id], candidates[i].finding <= 0, -scores[i]))
-    return [candidates[i] for i in order]
+
+    def place(i: int) -> tuple[int, bool, float]:
+        candidate = candidates[i]
+        return rank[candidate.doc_id], candidate.reports_findings and candidate.finding <= 0, -scores[i]
+
+    return [candidates[i] for i in sorted(chosen, key=place)]
 
 
 def _source_ranks(candidates: list[_Candidate]) -> dict[str, int]:
@@ -368,7 +376,8 @@ def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
             path = item.chunk.section_path
             found.append(_Candidate(rank, item.n, index, sentence.text, frozenset(terms(sentence.text)),
                                     finding_weight(sentence.text, path), vote_weight(sentence.text, path),
-                                    item.chunk.doc_id, not _NAVIGATION.search(sentence.text)))  # fmt: skip
+                                    item.chunk.doc_id, not _NAVIGATION.search(sentence.text),
+                                    item.chunk.evidence_type != PATIENT_INFORMATION))  # fmt: skip
     return found
 
 

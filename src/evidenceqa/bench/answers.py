@@ -21,6 +21,7 @@ from evidenceqa.answer.abstain import Abstainer, Judgement, features
 from evidenceqa.answer.calibration import Sample, auc, states_answer
 from evidenceqa.answer.findings import direction_of, is_summary
 from evidenceqa.answer.pipeline import Answerer
+from evidenceqa.bench.metrics import normalize
 from evidenceqa.bench.retrieval import Question, question_filters
 from evidenceqa.records import Answer
 from evidenceqa.retrieval.retriever import Retriever, SearchResponse
@@ -205,6 +206,9 @@ class SourceScore:
     from_gold: int
     first_from_gold: bool
     direction: str | None  # the yes/no line's direction, when the answer has one
+    # Whether the first quoted sentence holds a gold passage or is part of one: the answer leads
+    # with what answers the question, not only with its article. None: the question names none.
+    first_quotes_gold: bool | None = None
 
 
 def score_sources(question: Question, answer: Answer) -> SourceScore:
@@ -215,7 +219,12 @@ def score_sources(question: Question, answer: Answer) -> SourceScore:
     quoted = [] if answer.abstained else [s for s in answer.sentences if not is_summary(s.text)]
     gold = [any(doc_of.get(n) in question.gold_doc_ids for n in s.citations) for s in quoted]
     direction = next((d for s in answer.sentences if (d := direction_of(s.text))), None)
-    return SourceScore(len(quoted), sum(gold), bool(gold and gold[0]), direction)
+    first_quotes = None
+    if question.gold_passages and quoted:
+        first = normalize(quoted[0].text)
+        passages = [normalize(p) for p in question.gold_passages]
+        first_quotes = any(p in first or first in p for p in passages if p)
+    return SourceScore(len(quoted), sum(gold), bool(gold and gold[0]), direction, first_quotes)
 
 
 def source_shares(scores: Sequence[SourceScore]) -> tuple[int, float, float]:
@@ -227,3 +236,10 @@ def source_shares(scores: Sequence[SourceScore]) -> tuple[int, float, float]:
     total = sum(s.sentences for s in answered)
     return (len(answered), sum(s.from_gold for s in answered) / total,
             sum(s.first_from_gold for s in answered) / len(answered))  # fmt: skip
+
+
+def first_quote_share(scores: Sequence[SourceScore]) -> float | None:
+    """Of the answers to questions with gold passages, the share whose first sentence quotes one;
+    None when no question has them."""
+    judged = [s.first_quotes_gold for s in scores if s.first_quotes_gold is not None]
+    return sum(judged) / len(judged) if judged else None
