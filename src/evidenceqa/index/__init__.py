@@ -29,6 +29,8 @@ class IndexOptions(HomeOptions):
     ann_nprobes: int = Field(16, ge=1)
     ann_ef: int = Field(200, ge=1)
     ann_refine_factor: int = Field(2, ge=1)  # re-rank this many × k candidates by exact cosine
+    # How late a long-lived reader (the web app) may see chunks another process (an ingest) indexed.
+    index_refresh_seconds: float = Field(5.0, ge=0)
 
 
 def open_backend(

@@ -22,6 +22,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import cast
 
@@ -119,6 +120,9 @@ def _best_first(hits: list[Hit]) -> list[Hit]:
 
 
 _COMMIT_RETRIES = 5  # optimize() attempts against other processes' commits
+# LanceDB's default is never to look for what other processes committed: documents ingested while
+# `serve` ran were not found until a restart (`IndexOptions.index_refresh_seconds` sets it).
+REFRESH_SECONDS = 5.0
 
 
 def _dedup(records: Sequence[IndexRecord]) -> list[IndexRecord]:
@@ -139,10 +143,12 @@ class LanceDBBackend:
         table: str = "chunks",
         batch_size: int = 2000,
         ann: AnnParams | None = None,
+        refresh_seconds: float = REFRESH_SECONDS,
     ):
         """Open the table at `path`, creating it when `dim` is given and there is none.
 
         `dim=None` opens an existing index whatever its dimension (for commands that do not embed).
+        Reads see what other processes committed at most `refresh_seconds` late.
         """
         self.path = Path(path)
         self.batch_size = batch_size
@@ -150,7 +156,9 @@ class LanceDBBackend:
         self._sync_lock = threading.Lock()
         if dim is None and not self.path.exists():
             raise FileNotFoundError(f"no LanceDB index at {self.path}: build the index first")
-        self._db = lancedb.connect(str(self.path))
+        self._db = lancedb.connect(
+            str(self.path), read_consistency_interval=timedelta(seconds=refresh_seconds)
+        )
         try:
             self._table = self._db.open_table(table)
         except ValueError:
@@ -334,4 +342,6 @@ def open_lancedb(settings: IndexOptions, dim: int | None, space: str) -> LanceDB
     """The registered `lancedb` backend: the table `space` in `settings.index_path`."""
     ann = AnnParams(settings.ann_min_chunks, settings.ann_partition_chunks, settings.ann_nprobes,
                     settings.ann_ef, settings.ann_refine_factor)  # fmt: skip
-    return LanceDBBackend(settings.index_path, dim, table=space, ann=ann)
+    return LanceDBBackend(
+        settings.index_path, dim, table=space, ann=ann, refresh_seconds=settings.index_refresh_seconds
+    )
