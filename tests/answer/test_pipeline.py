@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evidenceqa.answer import ABSTAIN_MESSAGE, GenerationError
-from evidenceqa.answer.abstain import FEATURES, Abstainer
+from evidenceqa.answer.abstain import CALIBRATION_FILE, FEATURES, Abstainer
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
 from evidenceqa.chunking import ChunkingConfig
@@ -93,6 +93,30 @@ def test_a_question_the_library_cannot_answer_is_abstained_on(engine: Engine) ->
     assert result.citations == [] and result.p_answerable is not None and result.p_answerable < 0.5
     answered = answerer.ask(SHAVE)  # the same calibration answers what the library holds
     assert not answered.abstained and answered.p_answerable is not None and answered.p_answerable > 0.5
+
+
+def test_a_calibration_refitted_by_another_process_judges_the_next_question(engine: Engine) -> None:
+    # An ingest refits abstention.json while the app's answerer stays open.
+    path = engine.settings.home / CALIBRATION_FILE
+    before = path.read_bytes() if path.is_file() else None
+    answerer = engine.answerer(MemoryCache(16))
+    try:
+        assert not answerer.ask(SHAVE, use_cache=False).abstained
+        Abstainer([0.0] * len(FEATURES), bias=-50.0, threshold=0.5, fitted_on="refit").save(
+            engine.settings.home
+        )
+        assert answerer.ask(SHAVE, use_cache=False).abstained  # nothing is answerable to this model
+        path.write_text("{", encoding="utf-8")  # half-written or damaged: the last good one stays
+        assert answerer.ask(SHAVE, use_cache=False).abstained
+        answerer.abstainer = Abstainer()  # one the caller chose is never replaced by the home's
+        Abstainer([0.0] * len(FEATURES), bias=-60.0, threshold=0.5, fitted_on="again").save(
+            engine.settings.home
+        )
+        assert not answerer.ask(SHAVE, use_cache=False).abstained
+    finally:
+        path.unlink(missing_ok=True)
+        if before is not None:
+            path.write_bytes(before)
 
 
 def _llm(engine: Engine, server: OpenAIServer):

@@ -34,6 +34,7 @@ then the question's word for what the documents call otherwise: "rodent" for the
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -59,6 +60,7 @@ FEATURES = (
     "log_terms",
 )
 CALIBRATION_FILE = "abstention.json"
+log = logging.getLogger(__name__)
 # Fitted on the development benchmarks by benchmarks/abstention_transfer.py --write-default.
 SHIPPED = Path(__file__).with_name("abstention_default.json")
 RECALIBRATE = "recalibrate with `evidenceqa calibrate`"
@@ -174,9 +176,12 @@ class Abstainer:
         return self.write(home / CALIBRATION_FILE)
 
     def write(self, path: Path) -> Path:
-        path.write_text(
+        """Whole or not at all (a running app may read it at any moment: `LiveCalibration`)."""
+        partial = path.with_name(f".{path.name}.partial")
+        partial.write_text(
             json.dumps({"features": list(FEATURES), **asdict(self)}, indent=1) + "\n", encoding="utf-8"
         )
+        partial.replace(path)
         return path
 
     @classmethod
@@ -238,3 +243,40 @@ def threshold_for(
         return 0.5
     allowed = int(max_false_abstention * len(answerable_p))  # answerable questions we may abstain on
     return answerable_p[allowed]
+
+
+@dataclass
+class LiveCalibration:
+    """The data home's calibration as a running app sees it: an ingest in another process refits
+    `abstention.json`, and the next question is judged by the new model, without a restart."""
+
+    home: Path
+    loaded: Abstainer
+    # The file's (inode, mtime_ns, size) when read (each write is a new file); None: there was none.
+    stamp: tuple[int, int, int] | None
+
+    @classmethod
+    def open(cls, home: Path) -> LiveCalibration:
+        return cls(home, Abstainer.load(home), _stamp(home / CALIBRATION_FILE))
+
+    def current(self, abstainer: Abstainer) -> Abstainer:
+        """`abstainer` where it is not the model read from the home (a caller chose another), else
+        the home's model as it is now; one that cannot be read leaves the last one in use."""
+        if abstainer is not self.loaded:
+            return abstainer
+        stamp = _stamp(self.home / CALIBRATION_FILE)
+        if stamp != self.stamp:
+            try:
+                self.loaded = Abstainer.load(self.home)
+            except ValueError as exc:
+                log.warning("%s; the previous calibration stays in use", exc)
+            self.stamp = stamp
+        return self.loaded
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    return status.st_ino, status.st_mtime_ns, status.st_size

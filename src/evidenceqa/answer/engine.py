@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from evidenceqa.answer import GeneratorOptions, load_generator
-from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.abstain import LiveCalibration
 from evidenceqa.answer.cache import Cache, open_cache
 from evidenceqa.answer.pipeline import Answerer, AnswererOptions
 from evidenceqa.chunking import ChunkingOptions
@@ -57,14 +57,16 @@ class Engine:
 
     def answerer(self, cache: Cache | None = None, today: date | None = None) -> Answerer:
         """Question → cited answer over this home, with the calibrated abstention if there is one."""
+        calibration = LiveCalibration.open(self.settings.home)
         return Answerer(
             self.settings,
             self.retriever(today),
             load_generator(self.settings, self.embedder),
             cache or open_cache(self.settings),
-            Abstainer.load(self.settings.home),
+            calibration.loaded,
             index_version=lambda: self.catalogue.index_version,
             followups=FollowUps(self.embedder, catalogue_rarity(self.catalogue)),
+            calibration=calibration,
         )
 
     def pending(self) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
-from evidenceqa.answer.abstain import Abstainer
+from evidenceqa.answer.abstain import Abstainer, LiveCalibration
 from evidenceqa.answer.base import Draft, Evidence, GenerationError, Generator, Rewriter, abstention, generate
 from evidenceqa.answer.cache import Cache, CacheOptions, cache_key, settings_fingerprint
 from evidenceqa.answer.citations import (
@@ -99,6 +99,8 @@ class Answerer:
     generator: Generator
     cache: Cache
     abstainer: Abstainer = field(default_factory=Abstainer)
+    # Where `abstainer` was read from: a refit there is used from the next question on.
+    calibration: LiveCalibration | None = None
     index_version: Callable[[], int] = lambda: 0
     followups: FollowUps | None = None  # None: every question is searched as asked
 
@@ -146,6 +148,8 @@ class Answerer:
         else:
             resolved = Resolution(asked, asked)
         version = self.index_version()
+        if self.calibration is not None:
+            self.abstainer = self.calibration.current(self.abstainer)
         k = k or self.settings.evidence_k
         described = (filters or Filters()).describe() | ({} if question_years else {"question_years": False})
         adaptive = self.retriever.adaptive
