@@ -46,6 +46,13 @@ def generator(tmp_path_factory: pytest.TempPathFactory, models_dir) -> Extractiv
         # Methods told in the passive or with the patients as subject, even in a Results section.
         ("Serum concentrations of 31 patients treated with vancomycin were collected.", ["Results"], -1),
         ("Patients underwent either radical or partial nephrectomy.", ["Results"], -1),
+        # Opened by the study period, stating no result: a method; with a result: a finding.
+        (
+            "Between May and November 2006, all patients undergoing RRP or RALP were prospectively assessed.",
+            ["Results"],
+            -1,
+        ),
+        ("From 2000 to 2010, surgical site infection decreased from 5% to 3%.", [], 1),
         # A method and a result in one sentence: the result counts.
         ("Blood samples were collected and IL-6 was significantly higher in cases.", [], 1),
     ],

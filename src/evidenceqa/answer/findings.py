@@ -51,7 +51,9 @@ _NOT_A_FINDING = re.compile(
 _METHOD = re.compile(
     r"\b(?:was|were) (?:prospectively |retrospectively |then |also )?(?:collected|recorded|measured|obtained"
     r"|extracted|enrolled|recruited|randomi[sz]ed|allocated|assigned)\b"
-    r"|^(?:all |the )?(?:patients|participants|subjects) (?:underwent|were treated with)\b",
+    r"|^(?:all |the )?(?:patients|participants|subjects) (?:underwent|were treated with)\b"
+    # Opened by the study period ("Between May and November 2006, all patients … were assessed.").
+    r"|^(?:between|from|during)\b[^.,;]{0,80}\b(?:1[89]|20)\d\d\b[^,;]{0,40},",
     re.I,
 )
 _FINDING_SECTION = re.compile(
