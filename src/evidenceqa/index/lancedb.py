@@ -120,9 +120,6 @@ def _best_first(hits: list[Hit]) -> list[Hit]:
 
 
 _COMMIT_RETRIES = 5  # optimize() attempts against other processes' commits
-# LanceDB's default is never to look for what other processes committed: documents ingested while
-# `serve` ran were not found until a restart (`IndexOptions.index_refresh_seconds` sets it).
-REFRESH_SECONDS = 5.0
 
 
 def _dedup(records: Sequence[IndexRecord]) -> list[IndexRecord]:
@@ -143,7 +140,9 @@ class LanceDBBackend:
         table: str = "chunks",
         batch_size: int = 2000,
         ann: AnnParams | None = None,
-        refresh_seconds: float = REFRESH_SECONDS,
+        # LanceDB's own default is never to look for other processes' commits: documents ingested
+        # while `serve` ran were not found until a restart.
+        refresh_seconds: float = _DEFAULT.index_refresh_seconds,
     ):
         """Open the table at `path`, creating it when `dim` is given and there is none.
 

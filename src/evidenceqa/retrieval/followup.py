@@ -68,15 +68,12 @@ _ASPECTS = frozenset(
 )
 _WORD = re.compile(r"[^\W_](?:[\w'’-]*[^\W_])?", re.UNICODE)
 # Words that open a question, and requests that carry no topic ("tell me about …").
-_QUESTION_WORDS = frozenset(
-    """what how why when where who which whom whose is are was were does do did can could should
-    tell me please explain describe know i my""".split()
+_OPENERS = frozenset(
+    "what how why when where who which whom whose is are was were does do did can could should".split()
 )
+_QUESTION_WORDS = _OPENERS | frozenset("tell me please explain describe know i my".split())
 # Words that open a whole question: after a lead ("and where did it start?") the rest stands as one.
-_INTERROGATIVES = frozenset(
-    """what how why when where who which whom whose is are was were does do did can could should
-    will would may might has have""".split()
-)
+_INTERROGATIVES = _OPENERS | frozenset("will would may might has have".split())
 SPECIFIC_IDF = 0.5  # share of the library's highest idf above which a term names a topic by itself
 MAX_SPAN = 4  # the longest phrase of the previous question X may replace
 MAX_PHRASES = 64  # phrases of the previous question embedded for "what about X", at most
