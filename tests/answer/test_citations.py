@@ -9,7 +9,6 @@ from evidenceqa.answer.base import ABSTAIN_MESSAGE, DISCARD_STREAMED, Evidence
 from evidenceqa.answer.citations import (
     SUPPORT_THRESHOLD,
     SourceNumbers,
-    body_sentences,
     by_source,
     check,
     citations_for,
@@ -273,38 +272,6 @@ def test_an_unsupported_sentence_does_not_choose_the_passage(embedder):
 def test_citations_ignore_numbers_not_among_the_evidence():
     assert citations_for(split_answer("Clipping reduces infection [2][8]."), EVIDENCE)[0].n == 2
     assert len(citations_for(split_answer("Clipping reduces infection [2][8]."), EVIDENCE)) == 1
-
-
-def test_body_sentences_are_located_exactly():
-    body = CHUNKS["hair"].body
-    sentences = body_sentences(body)
-
-    assert all(body[s.start : s.end] == s.text for s in sentences)
-    assert sentences[0].text == "Hair removal before surgery and surgical site infection"
-    assert sentences[1].paragraph == 1
-
-
-def test_list_items_and_heading_lines_are_sentences_of_their_own():
-    # Sources that keep a list and its heading in one block of text (NIH pages); the item's marker
-    # is not part of its sentence, and a line break inside a sentence is left alone.
-    body = (
-        "Key Points\n - Ovarian tumours form in the tissue covering the ovary.\n - Surgery to remove the tumour"
-        "\n\nStage I Testicular Cancer\n Treatment depends on the type: - Surgery. - Radiation therapy."
-        "\n\nPositive skin test: This \n means the body was infected."
-    )
-    sentences = body_sentences(body)
-
-    assert [s.text for s in sentences] == [
-        "Key Points",
-        "Ovarian tumours form in the tissue covering the ovary.",
-        "Surgery to remove the tumour",
-        "Stage I Testicular Cancer",
-        "Treatment depends on the type: - Surgery.",
-        "Radiation therapy.",
-        "Positive skin test: This \n means the body was infected.",
-    ]
-    assert all(body[s.start : s.end] == s.text for s in sentences)
-    assert [s.paragraph for s in sentences] == [0, 0, 0, 1, 1, 1, 2]
 
 
 @pytest.mark.parametrize(

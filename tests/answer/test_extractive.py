@@ -14,6 +14,7 @@ import pytest
 from evidenceqa.answer.base import ABSTAIN_MESSAGE, Draft, Evidence, generate
 from evidenceqa.answer.citations import split_answer
 from evidenceqa.answer.extractive import (
+    TEMPLATE_DOCUMENTS,
     ExtractiveGenerator,
     _candidates,
     _of_sources_about_the_question,
@@ -622,6 +623,57 @@ def test_a_page_s_navigation_still_says_which_page_the_question_is_about(generat
 
     assert [s.citations for s in draft.sentences] == [[1]], draft.text
     assert draft.sentences[0].text.startswith("Signs and Symptoms Approximate number"), draft.text
+
+
+HPO_TEMPLATE = "In these cases, the sign or symptom may be rare or common."
+INHERITANCE_TEMPLATE = (
+    "This condition is inherited in an autosomal recessive pattern, which means both copies of the gene "
+    "in each cell have mutations."
+)
+
+
+def test_a_template_that_many_documents_carry_gives_way_to_what_the_source_says(generator):
+    # An NIH page on a rare disease: its own description of the signs, and the explanation of the
+    # symptom table that 2,243 pages carry word for word, which matches "signs or symptoms" best.
+    own = "Infants with achondrogenesis usually have a small body, short arms and legs, and a narrow chest."
+    body = f"{own} Sometimes, no information on frequency is available. {HPO_TEMPLATE}"
+    page = chunk("achondrogenesis#1", body, "Achondrogenesis", 2020, ["Symptoms"])
+    question = "What are the signs or symptoms of achondrogenesis?"
+
+    alone = generator.generate(question, [Evidence(1, page, 1.0)])
+    assert HPO_TEMPLATE in [s.text for s in alone.sentences], "the template must be the best match here"
+
+    templated = {HPO_TEMPLATE: 2243, "Sometimes, no information on frequency is available.": 2243}
+    draft = generator.generate(question, [Evidence(1, page, 1.0, templated)])
+    assert [s.text for s in draft.sentences] == [own], draft.text
+
+
+def test_a_template_is_still_quoted_where_nothing_else_answers(generator):
+    # A page's inheritance section holds only the templates hundreds of pages carry: they answer
+    # (weighed down, not removed).
+    parents = (
+        "The parents of an individual with an autosomal recessive condition each carry one copy of the "
+        "mutated gene, but they typically do not show signs and symptoms of the condition."
+    )
+    page = chunk("salih#2", f"{INHERITANCE_TEMPLATE} {parents}", "Salih myopathy", 2020, ["Inheritance"])
+    draft = generator.generate(
+        "How is this condition inherited?",
+        [Evidence(1, page, 1.0, {INHERITANCE_TEMPLATE: 364, parents: 490})],
+    )
+
+    assert INHERITANCE_TEMPLATE in [s.text for s in draft.sentences], draft.text
+
+
+def test_a_sentence_few_documents_share_is_no_template(generator):
+    # Pages on the subtypes of one condition share their introduction: it is still theirs.
+    body = f"Infants with achondrogenesis usually have a small body, short arms and legs. {HPO_TEMPLATE}"
+    page = chunk("achondrogenesis-1a#1", body, "Achondrogenesis type 1A", 2020, ["Symptoms"])
+    question = "What are the signs or symptoms of achondrogenesis?"
+    shared = {HPO_TEMPLATE: TEMPLATE_DOCUMENTS - 1}
+
+    assert generator.generate(question, [Evidence(1, page, 1.0, shared)]).sentences == (
+        generator.generate(question, [Evidence(1, page, 1.0)]).sentences
+    )
 
 
 def test_headings_and_list_markers_stay_out_of_quoted_sentences(generator):

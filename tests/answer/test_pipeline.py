@@ -14,6 +14,7 @@ from evidenceqa.answer import ABSTAIN_MESSAGE, GenerationError
 from evidenceqa.answer.abstain import CALIBRATION_FILE, FEATURES, Abstainer
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
+from evidenceqa.answer.extractive import TEMPLATE_DOCUMENTS as TEMPLATE_PAGES
 from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.records import Answer
@@ -247,3 +248,28 @@ def test_a_yes_no_answer_hears_the_first_sources_conclusion_the_search_did_not_r
         # Another kind of question keeps to the evidence ranked for it.
         listed = answerer.ask("What were the infection rates after shaving before spinal surgery?", k=1)
         assert conclusion not in listed.answer
+
+
+def test_a_sentence_ten_pages_carry_word_for_word_gives_way_to_what_the_page_says(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """An NIH-style library: every condition page explains its symptom table in the same words,
+    which match "signs or symptoms" better than the page's own description does."""
+    template = "In these cases, the sign or symptom may be rare or common."
+    own = "Infants with achondrogenesis have a small body, short arms and legs, and a narrow chest."
+    conditions = ["achondrogenesis", *(f"skeletal dysplasia type {n}" for n in range(1, TEMPLATE_PAGES))]
+    pages = [
+        {"doc_id": f"gard-{n}", "title": name.capitalize(), "doc_type": "patient-information",
+         "sections": [{"heading": "Symptoms", "paragraphs": [
+             f"{own if n == 0 else f'People with {name} have short bones.'} {template}"]}]}
+        for n, name in enumerate(conditions)
+    ]  # fmt: skip
+    library = tmp_path / "lib.jsonl"
+    library.write_text("".join(json.dumps(page) + "\n" for page in pages), encoding="utf-8")
+    with Engine.open(engine.settings.model_copy(update={"home": tmp_path / "data"})) as home:
+        Ingestor(home.catalogue, ChunkingConfig()).ingest_file(library)
+        home.sync()
+        answerer = replace(home.answerer(MemoryCache(16)), abstainer=Abstainer())
+        result = answerer.ask("What are the signs or symptoms of achondrogenesis?", k=1)
+
+    assert own in result.answer and template not in result.answer, result.answer

@@ -143,6 +143,56 @@ def test_term_statistics_and_indexes_are_redone_when_the_text_analysis_changes(t
         assert catalogue.index_version == 2  # once per version of the analysis
 
 
+TEMPLATE = "Sometimes, no information on frequency is available."
+
+
+def test_sentence_statistics_count_documents_and_follow_every_put_replace_and_delete(tmp_path):
+    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
+        with catalogue.transaction():
+            # Twice in one document (two paragraphs, chunked apart) is still one document.
+            _put(catalogue, _doc("a", f"Clipping is preferred. {TEMPLATE}\n\n{TEMPLATE}"))
+            _put(catalogue, _doc("b", f"Shaving raises infection rates. {TEMPLATE}"))
+        assert catalogue.sentence_documents([TEMPLATE, "Clipping is preferred.", "Never stored."]) == {
+            TEMPLATE: 2,
+            "Clipping is preferred.": 1,
+        }
+        # Case and spacing aside: the same words are the same sentence.
+        assert catalogue.sentence_documents(["sometimes,  no information on frequency is available."]) == {
+            "sometimes,  no information on frequency is available.": 2
+        }
+        with catalogue.transaction():
+            _put(catalogue, _doc("a", "Clipping is preferred."))  # replaced, without the template
+        assert catalogue.sentence_documents([TEMPLATE]) == {TEMPLATE: 1}
+        with catalogue.transaction():
+            catalogue.delete_document("b")
+        assert catalogue.sentence_documents([TEMPLATE, "Clipping is preferred."]) == {
+            "Clipping is preferred.": 1
+        }
+
+
+@pytest.mark.parametrize("before", ["the table", "other sentence rules"])
+def test_sentence_statistics_are_counted_afresh_for_a_catalogue_from_before_them(tmp_path, before):
+    path = tmp_path / "c.sqlite3"
+    with Catalogue(path) as catalogue, catalogue.transaction():
+        _put(catalogue, _doc("a", TEMPLATE))
+        _put(catalogue, _doc("b", TEMPLATE))
+        catalogue.bump_version()
+    db = sqlite3.connect(path)
+    if before == "the table":
+        db.executescript(
+            f"DROP TABLE sentence_df; DELETE FROM _migrations WHERE number = {len(MIGRATIONS)};"
+            "DELETE FROM state WHERE key = 'sentence_rules';"
+        )
+    else:  # counted by rules that cut the bodies otherwise
+        db.executescript(
+            "UPDATE sentence_df SET df = 7; UPDATE state SET value = '0' WHERE key = 'sentence_rules';"
+        )
+    db.close()
+    with Catalogue(path) as catalogue:
+        assert catalogue.sentence_documents([TEMPLATE]) == {TEMPLATE: 2}
+        assert catalogue.index_version == 1  # no index holds them: nothing to re-sync
+
+
 def _trial(doc_id: str = "t") -> Document:
     text = "Patients were randomly assigned to chlorhexidine or povidone-iodine before surgery."
     return _doc(doc_id, text)

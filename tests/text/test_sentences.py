@@ -1,4 +1,4 @@
-from evidenceqa.text.sentences import ends_sentence, split_sentences
+from evidenceqa.text.sentences import body_sentences, ends_sentence, sentence_key, split_sentences
 
 
 def test_splits_at_sentence_ends_only():
@@ -61,3 +61,47 @@ def test_each_table_row_is_a_sentence_and_the_alignment_row_none():
     assert split_sentences(text) == [
         "Table 1.", "Doses.", "| Drug | Dose |", "| Ondansetron | 4 mg |", "Note: adults.", "Or not."
     ]  # fmt: skip
+
+
+def test_body_sentences_are_located_exactly():
+    body = (
+        "Hair removal before surgery and surgical site infection\n\n"
+        "Clipping, not shaving, should be used when hair must be removed. Shaving  raised infection rates."
+    )
+    sentences = body_sentences(body)
+
+    assert all(body[s.start : s.end] == s.text for s in sentences)
+    assert sentences[0].text == "Hair removal before surgery and surgical site infection"
+    assert [s.paragraph for s in sentences] == [0, 1, 1]
+
+
+def test_list_items_and_heading_lines_are_sentences_of_their_own():
+    # Sources that keep a list and its heading in one block of text (NIH pages); the item's marker
+    # is not part of its sentence, and a line break inside a sentence is left alone.
+    body = (
+        "Key Points\n - Ovarian tumours form in the tissue covering the ovary.\n - Surgery to remove the tumour"
+        "\n\nStage I Testicular Cancer\n Treatment depends on the type: - Surgery. - Radiation therapy."
+        "\n\nPositive skin test: This \n means the body was infected."
+    )
+    sentences = body_sentences(body)
+
+    assert [s.text for s in sentences] == [
+        "Key Points",
+        "Ovarian tumours form in the tissue covering the ovary.",
+        "Surgery to remove the tumour",
+        "Stage I Testicular Cancer",
+        "Treatment depends on the type: - Surgery.",
+        "Radiation therapy.",
+        "Positive skin test: This \n means the body was infected.",
+    ]
+    assert all(body[s.start : s.end] == s.text for s in sentences)
+    assert [s.paragraph for s in sentences] == [0, 0, 0, 1, 1, 1, 2]
+
+
+def test_a_sentences_key_is_its_words_case_and_spacing_aside():
+    assert sentence_key("The frequency may also be listed as a fraction.") == sentence_key(
+        "the frequency  may also be listed\nas a fraction."
+    )
+    assert sentence_key("The frequency may also be listed as a fraction.") != sentence_key(
+        "The frequency may also be listed as a percentage."
+    )

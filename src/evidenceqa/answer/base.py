@@ -6,7 +6,7 @@ split into sentences) ─▶ citation check ─▶ Answer (what the CLI, the web
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -36,6 +36,9 @@ class Evidence:
     n: int
     chunk: Chunk
     score: float
+    # How many documents of the library carry a sentence of the evidence word for word, for each
+    # that more than one does (`Catalogue.sentence_documents`): a template, not what this source says.
+    shared: Mapping[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def section(self) -> str | None:

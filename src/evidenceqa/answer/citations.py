@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from evidenceqa.answer.base import ABSTAIN_MESSAGE, DISCARD_STREAMED, Evidence
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.records import Citation, Sentence
 from evidenceqa.text.quantities import Unmatched, unmatched
-from evidenceqa.text.sentences import split_sentences
+from evidenceqa.text.sentences import body_sentences, split_sentences
 from evidenceqa.text.tokens import terms
 
 # support = LEXICAL_WEIGHT · (share of the sentence's terms found in the cited blocks)
@@ -52,78 +52,8 @@ PROBLEM_SEPARATOR = "; "
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;\-–]\s*\d+)*)\]")
 _LEADING_MARKERS = re.compile(r"^(?:\s*\[\d+(?:\s*[,;\-–]\s*\d+)*\])+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
-_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _ABSTAIN_KEY = ABSTAIN_MESSAGE.lower().rstrip(".")
 _CURLY_APOSTROPHE = "\u2019"
-
-
-@dataclass(frozen=True)
-class BodySentence:
-    """A sentence of a chunk body, where it stands: body[start:end] == text."""
-
-    text: str
-    start: int
-    end: int
-    paragraph: int  # index of its paragraph (blank-line separated) within the body
-    heading: bool = False  # a title-case line without closing punctuation, a line break after it
-
-
-def body_sentences(body: str) -> list[BodySentence]:
-    """The sentences of a chunk body, paragraph by paragraph. Paragraphs are split first because
-    chunk bodies join them with blank lines, and a heading or metadata line without a full stop
-    would otherwise run into the next sentence; within one, so are its list items and a heading
-    line (`_lines`). A list item's marker is no part of its sentence."""
-    found: list[BodySentence] = []
-    cursor = 0
-    for p, paragraph in enumerate(_PARAGRAPH_BREAK.split(body)):
-        for line in _lines(paragraph):
-            for sentence in split_sentences(line):
-                text = _ITEM_MARKERS.sub("", sentence)  # "- Surgery.", or an item after a full stop
-                if not text:
-                    continue
-                start = body.index(text, cursor)
-                cursor = start + len(text)
-                heading = _is_title(text) and bool(_LINE_END.match(body, cursor))
-                found.append(BodySentence(text, start, cursor, p, heading))
-    return found
-
-
-# Line breaks inside a paragraph are kept by sources that hold lists and headings in one block of
-# text (the NIH pages: "Key Points\n - Ovarian tumours are …", "Stage I Testicular Cancer\n
-# Treatment of stage I …"); a loader that joins wrapped lines leaves none.
-_ITEM_MARKERS = re.compile(r"^(?:[-*•][ \t]+)+")
-_ITEM_AFTER_BREAK = re.compile(r"[ \t]*[-*•][ \t]")
-_LINE_END = re.compile(r"[ \t]*\n")
-_TITLE_MAX_WORDS = 20  # "Stage III Adult Soft Tissue Sarcoma That Has Spread to Lymph Nodes"
-_MIN_TITLE_WORD = 4  # letters of a word that a title capitalises ("of", "the", "and" it may not)
-
-
-def _lines(paragraph: str) -> list[str]:
-    """The paragraph cut at each line break that ends what stands before it: one before a list
-    item, and one after a line that is a title (a heading run into the text below it)."""
-    pieces: list[str] = []
-    start = 0
-    line_start = 0
-    for line_break in re.finditer(r"\n", paragraph):
-        line = paragraph[line_start : line_break.start()]
-        line_start = line_break.end()
-        if _ITEM_AFTER_BREAK.match(paragraph, line_break.end()) or _is_title(line):
-            pieces.append(paragraph[start : line_break.start()])
-            start = line_break.end()
-    pieces.append(paragraph[start:])
-    return [piece for piece in pieces if piece.strip()]
-
-
-def _is_title(line: str) -> bool:
-    """A line in title case without closing punctuation: "Hodgkin Lymphoma During Pregnancy"."""
-    words = line.split()
-    long_words = [w for w in words if len(w) >= _MIN_TITLE_WORD and w[0].isalpha()]
-    return (
-        0 < len(words) <= _TITLE_MAX_WORDS
-        and line.rstrip()[-1] not in ".!?:;,"
-        and bool(long_words)
-        and all(w[0].isupper() for w in long_words)
-    )
 
 
 def split_answer(text: str) -> list[Sentence]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evidenceqa.answer.base import Draft, Evidence, Expansions, ReadsExpansions, abstention
-from evidenceqa.answer.citations import BodySentence, body_sentences, document_frequencies, idf
+from evidenceqa.answer.citations import document_frequencies, idf
 from evidenceqa.answer.findings import (
     Verdict,
     asks_yes_or_no,
@@ -31,7 +31,7 @@ from evidenceqa.answer.findings import (
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.evidence_types import PATIENT_INFORMATION, type_name
 from evidenceqa.records import Sentence
-from evidenceqa.text.sentences import REFERENCE_ON_STOP, ends_sentence
+from evidenceqa.text.sentences import REFERENCE_ON_STOP, BodySentence, body_sentences, ends_sentence
 from evidenceqa.text.tokens import terms
 
 if TYPE_CHECKING:
@@ -74,6 +74,13 @@ DISAGREEING_CUTOFF = 0.8
 # contained in one already chosen, adds nothing.
 DUPLICATE_COSINE = 0.9
 CONTAINED_SHARE = 0.8
+# A sentence that TEMPLATE_DOCUMENTS or more documents of the library carry word for word is a
+# site's or a publisher's template ("The frequency may also be listed as a fraction." on 2,243 NIH
+# pages, a licence line), not what its source says about the question: it scores TEMPLATE_WEIGHT of
+# what it would, so the source's own sentences come first, and is still quoted where nothing else
+# answers ("This condition is inherited in an autosomal recessive pattern, …" on 364 pages).
+TEMPLATE_DOCUMENTS = 10
+TEMPLATE_WEIGHT = 0.5
 # Shorter "sentences" are fragments ("See Fig. 2.", "Results."), not answers.
 MIN_WORDS = 5
 # A paragraph that is one short line without a full stop is a heading.
@@ -144,6 +151,7 @@ class _Candidate:
     # False for patient information: what a leaflet states is not a study's finding ("people with
     # it have an increased risk of …" reads as one), so its best answering sentence leads.
     reports_findings: bool = True
+    templated: bool = False  # carried word for word by TEMPLATE_DOCUMENTS documents or more
 
 
 def sentence_score(
@@ -242,6 +250,7 @@ class ExtractiveGenerator(ReadsExpansions):
         weights = _term_weights(set(terms(question)), candidates, expansions)
         scores = {
             i: sentence_score(w, float(s), candidates[i].index, candidates[i].rank, candidates[i].finding)
+            * (TEMPLATE_WEIGHT if candidates[i].templated else 1.0)
             for i, (w, s) in enumerate(zip(weights, similarities, strict=True))
             # A study's aim or method is never the answer, however well it matches the question.
             if (w >= MIN_TERM_WEIGHT or s >= MIN_SIMILARITY) and candidates[i].finding > -1
@@ -377,7 +386,8 @@ def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
             found.append(_Candidate(rank, item.n, index, sentence.text, frozenset(terms(sentence.text)),
                                     finding_weight(sentence.text, path), vote_weight(sentence.text, path),
                                     item.chunk.doc_id, not _NAVIGATION.search(sentence.text),
-                                    item.chunk.evidence_type != PATIENT_INFORMATION))  # fmt: skip
+                                    item.chunk.evidence_type != PATIENT_INFORMATION,
+                                    item.shared.get(sentence.text, 1) >= TEMPLATE_DOCUMENTS))  # fmt: skip
     return found
 
 

@@ -34,6 +34,7 @@ from evidenceqa.records import Answer, Sentence
 from evidenceqa.retrieval.followup import FollowUps, Resolution
 from evidenceqa.retrieval.question import QuestionError, clean_question
 from evidenceqa.retrieval.retriever import RetrievalOptions, Retriever, SearchResponse, SearchResult
+from evidenceqa.text.sentences import body_sentences
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ class Pending:
     started: float
     # Evidence the search did not rank but the answer must hear (`first_conclusion`).
     context: list[Chunk] = field(default_factory=list)
+    # How many documents carry each sentence of the evidence that more than one does.
+    shared: dict[str, int] = field(default_factory=dict)
 
 
 def first_conclusion(results: Sequence[SearchResult], catalogue: Catalogue) -> list[Chunk]:
@@ -163,7 +166,12 @@ class Answerer:
         context = []
         if asks_yes_or_no(resolved.question):  # read here: `finish` touches no catalogue
             context = first_conclusion(current(response.results), self.retriever.catalogue)
-        return Pending(resolved, response, version, key if use_cache else None, started, context)
+        chunks = [*(r.chunk for r in current(response.results)), *context]
+        found = self.retriever.catalogue.sentence_documents(
+            s.text for c in chunks for s in body_sentences(c.body)
+        )
+        shared = {sentence: n for sentence, n in found.items() if n > 1}
+        return Pending(resolved, response, version, key if use_cache else None, started, context, shared)
 
     def searched_forms(self, questions: Sequence[str]) -> list[str]:
         """A conversation's questions as asked (an OpenAI client's history) → as they would have been
@@ -196,27 +204,23 @@ class Answerer:
 
     def finish(self, pending: Pending, on_delta: Callable[[str], None] | None = None) -> Answer:
         """Write, check and cache the answer; touches no catalogue, so any thread may run it."""
-        answer = self._answer(pending.question, pending.response, pending.version, on_delta, pending.context)
+        answer = self._answer(pending, on_delta)
         answer.timings_ms["total"] = _ms_since(pending.started)
         # A stand-in for a failed LLM is not kept: once it is back, its own answer is wanted.
         if pending.cache_key and answer.generator == self.generator.name:
             self.cache.set(pending.cache_key, answer.to_dict(), self.settings.cache_ttl_s)
         return answer
 
-    def _answer(
-        self,
-        question: Resolution,
-        response: SearchResponse,
-        version: int,
-        on_delta: Callable[[str], None] | None,
-        context: Sequence[Chunk] = (),
-    ) -> Answer:
+    def _answer(self, pending: Pending, on_delta: Callable[[str], None] | None) -> Answer:
+        question, response, shared = pending.question, pending.response, pending.shared
         timings = {name: ms for name, ms in response.timings_ms.items() if name != "total"}
         clock = time.perf_counter()
-        evidence = [Evidence(r.rank, r.chunk, r.score) for r in current(response.results)]
+        evidence = [Evidence(r.rank, r.chunk, r.score, shared) for r in current(response.results)]
         # After the ranked evidence, numbered on; scored as the source it belongs to.
         last = max((item.n for item in evidence), default=0)
-        evidence += [Evidence(last + i, c, evidence[0].score) for i, c in enumerate(context, 1)]
+        evidence += [
+            Evidence(last + i, c, evidence[0].score, shared) for i, c in enumerate(pending.context, 1)
+        ]
         judgement = self.abstainer.judge(response, self.retriever.embedder)
         if judgement.abstain:
             draft = abstention(self.generator.name, response.unknown_names)
@@ -250,7 +254,7 @@ class Answerer:
             timings_ms=timings,
             cost_usd=self._cost(draft),
             usage=draft.usage,
-            index_version=version,
+            index_version=pending.version,
             p_answerable=judgement.p_answerable,
         )
 

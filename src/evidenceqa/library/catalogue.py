@@ -7,7 +7,10 @@ incrementally and caches keyed by the version go stale at the right moment.
 
 It also keeps, in the same transactions, how many content chunks hold each analysed term (the
 document frequency BM25's idf is made of), so query-time signals can weigh a question's terms by
-their rarity in this library without asking the engine (evidenceqa.retrieval.adaptive).
+their rarity in this library without asking the engine (evidenceqa.retrieval.adaptive); and how
+many documents carry each sentence word for word, so that an answer can tell a site's or a
+publisher's template ("The frequency may also be listed as a fraction.", on 2,243 NIH pages) from
+what one document says (evidenceqa.answer.extractive).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from evidenceqa import evidence_types
 from evidenceqa.documents import Chunk, Document
 from evidenceqa.library import versions
 from evidenceqa.library.versions import Successor
+from evidenceqa.text.sentences import BODY_RULES_VERSION, body_sentences, sentence_key
 from evidenceqa.text.tokens import ANALYSIS_VERSION, terms
 
 # Chunks counted in the term statistics: the ones content search ranks (index.base.CONTENT_LEVELS).
@@ -107,11 +111,16 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     CREATE INDEX documents_evidence ON documents(evidence_type);
     """,
     _link_all_versions,
+    """
+    CREATE TABLE sentence_df (key INTEGER PRIMARY KEY, df INTEGER NOT NULL);
+    """,
 ]
 # The evidence-type rules the stored labels come from (`evidence_types.RULES_VERSION`).
 _EVIDENCE_STATE = "evidence_rules"
 # The text analysis the term statistics and the indexes' keyword terms were made with.
 _ANALYSIS_STATE = "term_analysis"
+# The rules the sentence statistics were cut with (`sentences.BODY_RULES_VERSION`).
+_SENTENCE_STATE = "sentence_rules"
 
 _DOC_COLUMNS = (
     "doc_id, source_path, title, year, collection, doc_type, content_hash, chunker, chunks, ingested_at, "
@@ -162,6 +171,7 @@ class Catalogue:
         self._migrate()
         self._label_evidence()
         self._reanalyse()
+        self._recount_sentences()
 
     def close(self) -> None:
         self.db.close()
@@ -223,6 +233,18 @@ class Catalogue:
             _count_all_terms(self.db)
             self.db.execute("INSERT INTO changes SELECT 0, doc_id, 'upsert' FROM documents")
             self._redone(_ANALYSIS_STATE, ANALYSIS_VERSION)
+
+    def _recount_sentences(self) -> None:
+        """Count the sentence statistics afresh when the rules that cut chunk bodies into sentences
+        have changed since they were counted (a catalogue made before they existed included); they
+        change no index, only which sentences an answer finds templated."""
+        if self.get_state(_SENTENCE_STATE) == str(BODY_RULES_VERSION):
+            return
+        with self.transaction():
+            self.db.execute("DELETE FROM sentence_df")
+            for (doc_id,) in self.db.execute("SELECT doc_id FROM documents").fetchall():
+                _count_sentences(self.db, doc_id, +1)
+            self.set_state(_SENTENCE_STATE, str(BODY_RULES_VERSION))
 
     def _redone(self, state: str, version: int) -> None:
         """After stored data was redone by `version` of some rules: the documents it changed become a
@@ -410,6 +432,17 @@ class Catalogue:
             )
         return int(self.get_state("term_chunks") or 0), found
 
+    def sentence_documents(self, sentences: Iterable[str]) -> dict[str, int]:
+        """How many documents carry each of `sentences` word for word (case and spacing aside); one
+        no stored document carries is absent."""
+        keys = {sentence_key(s): s for s in sentences}
+        found: dict[str, int] = {}
+        for batch in _batches(list(keys)):
+            marks = ", ".join("?" * len(batch))
+            rows = self.db.execute(f"SELECT key, df FROM sentence_df WHERE key IN ({marks})", batch)
+            found.update((keys[key], df) for key, df in rows)
+        return found
+
     def has_term_prefix(self, prefix: str) -> bool:
         """Whether any analysed term of the library starts with `prefix`."""
         row = self.db.execute(
@@ -465,6 +498,7 @@ class Catalogue:
 
     def put_document(self, doc: Document, chunks: list[Chunk], content_hash: str, chunker: str) -> None:
         _count_terms(self.db, doc.doc_id, -1)
+        _count_sentences(self.db, doc.doc_id, -1)
         self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc.doc_id,))
         self.db.execute(
             f"INSERT INTO documents ({_DOC_COLUMNS}, data) VALUES ({', '.join('?' * 12)})",
@@ -479,6 +513,7 @@ class Catalogue:
             [_chunk_row(chunk) for chunk in chunks],
         )
         _count_terms(self.db, doc.doc_id, +1)
+        _count_sentences(self.db, doc.doc_id, +1)
         _put_versions(self.db, doc)
         self._log(doc.doc_id, "upsert")
 
@@ -490,6 +525,7 @@ class Catalogue:
 
     def delete_document(self, doc_id: str) -> bool:
         _count_terms(self.db, doc_id, -1)
+        _count_sentences(self.db, doc_id, -1)
         deleted = self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,)).rowcount > 0
         if deleted:
             self._log(doc_id, "delete")
@@ -536,7 +572,22 @@ def _count_terms(db: sqlite3.Connection, doc_id: str, sign: int) -> None:
                (sign * len(rows),))  # fmt: skip
 
 
-def _batches(items: Sequence[str], size: int = 900) -> Iterator[list[str]]:
+def _count_sentences(db: sqlite3.Connection, doc_id: str, sign: int) -> None:
+    """Add (+1) or take away (−1) one stored document's sentences: each once, however many of its
+    content chunks hold it."""
+    marks = ", ".join("?" * len(_COUNTED_LEVELS))
+    rows = db.execute(f"SELECT body FROM chunks WHERE doc_id = ? AND hierarchy_level IN ({marks})",
+                      (doc_id, *_COUNTED_LEVELS)).fetchall()  # fmt: skip
+    keys = {sentence_key(s.text) for (body,) in rows for s in body_sentences(body)}
+    db.executemany(
+        "INSERT INTO sentence_df VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET df = df + excluded.df",
+        [(key, sign) for key in keys],
+    )
+    if sign < 0:
+        db.execute("DELETE FROM sentence_df WHERE df <= 0")
+
+
+def _batches(items: Sequence[Any], size: int = 900) -> Iterator[list[Any]]:
     """SQLite caps bound parameters per statement; stay well under it."""
     for i in range(0, len(items), size):
         yield list(items[i : i + size])
