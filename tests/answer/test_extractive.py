@@ -161,6 +161,33 @@ def test_a_leaflets_best_sentence_leads_and_a_studys_finding(evidence_type, firs
     assert [c.text for c in chosen] == ([answer, finding] if first == "answer" else [finding, answer])
 
 
+MILROY = "Milroy disease is inherited in an autosomal dominant manner."
+MILROY_TOPIC = "Milroy disease is a condition that affects the normal function of the lymphatic system."
+
+
+@pytest.mark.parametrize(
+    ("evidence_type", "sentences", "line"),
+    [
+        # A leaflet reports no findings: what it states in all of the question's terms answers it.
+        ("patient-information", [MILROY, MILROY_TOPIC], "yes"),
+        ("patient-information", ["Most cases of Milroy disease are not inherited.", MILROY_TOPIC], "no"),
+        # A sentence that only names the topic takes no side.
+        ("patient-information", [MILROY_TOPIC], "unclear"),
+        # A study's sentence that is no finding never did, and does not now.
+        (None, [MILROY, MILROY_TOPIC], "unclear"),
+    ],
+)
+def test_what_patient_information_states_answers_a_yes_no_question(evidence_type, sentences, line):
+    page = replace(
+        chunk("milroy#1", " ".join(sentences), "Milroy disease", 2020, ["Inheritance"]),
+        evidence_type=evidence_type,
+    )
+    embedder = FixedSimilarityEmbedder(dict.fromkeys(sentences, 0.8))
+    draft = ExtractiveGenerator(embedder).generate("Is Milroy disease inherited?", [Evidence(1, page, 0.9)])
+
+    assert direction_of(draft.sentences[0].text) == line, draft.text
+
+
 def test_sources_come_in_retrieval_order_grouped(generator):
     evidence = numbered("hair", "chlorhexidine")
     question = "How do chlorhexidine-alcohol and clipping compare for preventing surgical site infection?"

@@ -108,6 +108,7 @@ def test_yes_no_questions_are_told_from_open_ones() -> None:
         # A negated modal, and words that say no by themselves.
         ("Samples from heparinized arterial lines cannot be relied upon for APTT results.", "no"),
         ("The register will not be able to provide the same quality of information.", "no"),
+        ("Mosaic trisomy 9 is usually not inherited.", "no"),  # an adverb of frequency before "not"
         ("Bedside assessment lacks the necessary sensitivity to be used for screening.", "no"),
         ("Protection against infectious diseases was frequently insufficient in the elderly.", "no"),
         ("Image manipulations are unlikely to be detected by dentists.", "no"),

@@ -167,6 +167,17 @@ def sentence_score(
             + POSITION_WEIGHT * position + FINDING_WEIGHT * finding)  # fmt: skip
 
 
+def _states_an_answer(candidate: _Candidate, question: str) -> bool:
+    """Whether a sentence of patient information, which reports no findings, takes a side on a yes/no
+    question: in words of its own ("Most cases of Down syndrome are not inherited.") or by stating
+    all of the question's terms ("Milroy disease is inherited in an autosomal dominant manner." to
+    "Is Milroy disease inherited?"); what only names the topic ("Milroy disease is a condition that
+    affects the lymphatic system.") takes none, and background never does."""
+    if candidate.reports_findings or candidate.finding < 0:
+        return False
+    return set(terms(question)) <= candidate.terms or polarity(candidate.text) is not None
+
+
 def _sides(found: Verdict, evidence: Sequence[Evidence]) -> list[Sentence]:
     """When the evidence is mixed, one line per side naming its sources' kind and year, so that a
     reader can weigh a trial against a case report ("Saying yes: Randomised controlled trial, 2019.").
@@ -222,7 +233,7 @@ class ExtractiveGenerator(ReadsExpansions):
                          for c in chosen]  # fmt: skip
             if asks_yes_or_no(question):
                 # Derived by rule from the findings it cites, which follow it verbatim.
-                findings = [c for c in chosen if c.finding > 0]
+                findings = [c for c in chosen if c.finding > 0 or _states_an_answer(c, question)]
                 found = verdict(
                     [(c.text, c.n) for c in findings],
                     [c.vote for c in findings],
