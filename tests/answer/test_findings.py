@@ -87,6 +87,34 @@ def test_yes_no_questions_are_told_from_open_ones() -> None:
 
 
 @pytest.mark.parametrize(
+    "request_",
+    [
+        "Do you have information about Pacemakers and Implantable Defibrillators",
+        "Can you tell me about tranexamic acid in hip replacement?",
+        "could you please summarise ERAS for colorectal surgery",
+        "Are there any guidelines on bridging anticoagulation?",
+        "Is there any evidence on hair removal before surgery?",
+    ],
+)
+def test_a_request_for_information_put_as_a_question_is_no_yes_no_question(request_: str) -> None:
+    assert not asks_yes_or_no(request_)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Do you have to stop aspirin before a hip replacement?",  # "you" is anyone
+        "Can you get hepatitis C from a blood transfusion?",
+        "Is there any evidence that tranexamic acid reduces blood loss?",
+        'Is there any evidence of a "July effect" in patients undergoing major cancer surgery?',
+        "Are there any risks of spinal anaesthesia in aortic stenosis?",
+    ],
+)
+def test_a_question_addressed_to_anyone_is_still_yes_or_no(question: str) -> None:
+    assert asks_yes_or_no(question)
+
+
+@pytest.mark.parametrize(
     ("text", "side"),
     [
         ("Shaving did not increase the rate of infection.", "no"),

@@ -137,6 +137,20 @@ _YES_NO = re.compile(
     re.I,
 )
 
+# A request for information put as a question ("Do you have information about ERAS?", "Can you tell
+# me about tranexamic acid in hip replacement?", "Are there any guidelines on …?") asks for what the
+# library holds, not for a yes or a no. "Do you have to stop aspirin …?" and "Is there evidence that
+# (or of) …?" still do.
+_REQUEST = re.compile(
+    r"^(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:tell|give|show|explain"
+    r"|summari[sz]e|find|list|describe|provide|outline|help)\b"
+    r"|(?:do|does)\s+(?:you|the library)\s+(?:have|hold)\s+(?:any\s+)?(?:information|info|data|material"
+    r"|resources|guidance|literature|evidence|papers|articles|studies|anything)\b"
+    r"|(?:is|are)\s+there\s+(?:any\s+)?(?:information|info|literature|data|guidance|guidelines?|papers"
+    r"|articles|studies|resources|material|evidence)\s+(?:on|about|regarding)\b)",
+    re.I,
+)
+
 # "Is X safe?" is answered by findings that state safety or tolerability themselves. One that states
 # only a benefit ("decreases blood loss") says nothing to it, however positive; one about harms says
 # yes or no by which way they went ("did not increase complications" is a yes), which the wording
@@ -203,8 +217,10 @@ def _labelled(text: str, section_path: Sequence[str]) -> tuple[str, Sequence[str
 
 
 def asks_yes_or_no(question: str) -> bool:
-    """Whether the question is answered by yes or no ("Does …?", "Can …?", "Is …?")."""
-    return bool(_YES_NO.search(question.strip()))
+    """Whether the question is answered by yes or no ("Does …?", "Can …?", "Is …?"), not a request
+    for information put as one ("Can you tell me about …?")."""
+    question = question.strip()
+    return bool(_YES_NO.search(question)) and not _REQUEST.match(question)
 
 
 def polarity(text: str, question: str = "") -> str | None:
