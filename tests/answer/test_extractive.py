@@ -171,8 +171,13 @@ MILROY_TOPIC = "Milroy disease is a condition that affects the normal function o
         # A leaflet reports no findings: what it states in all of the question's terms answers it.
         ("patient-information", [MILROY, MILROY_TOPIC], "yes"),
         ("patient-information", ["Most cases of Milroy disease are not inherited.", MILROY_TOPIC], "no"),
-        # A sentence that only names the topic takes no side.
+        # A sentence that only names the topic takes no side, nor one in words of a finding.
         ("patient-information", [MILROY_TOPIC], "unclear"),
+        (
+            "patient-information",
+            ["Compression garments may reduce the swelling of Milroy disease."],
+            "unclear",
+        ),
         # A study's sentence that is no finding never did, and does not now.
         (None, [MILROY, MILROY_TOPIC], "unclear"),
     ],

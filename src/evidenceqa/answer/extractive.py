@@ -168,14 +168,15 @@ def sentence_score(
 
 
 def _states_an_answer(candidate: _Candidate, question: str) -> bool:
-    """Whether a sentence of patient information, which reports no findings, takes a side on a yes/no
-    question: in words of its own ("Most cases of Down syndrome are not inherited.") or by stating
-    all of the question's terms ("Milroy disease is inherited in an autosomal dominant manner." to
-    "Is Milroy disease inherited?"); what only names the topic ("Milroy disease is a condition that
-    affects the lymphatic system.") takes none, and background never does."""
+    """Whether a sentence of patient information, which reports no findings, speaks to a yes/no
+    question: it states all of the question's terms ("Milroy disease is inherited in an autosomal
+    dominant manner.", "Most cases of Milroy disease are not inherited." to "Is Milroy disease
+    inherited?"), and is no background. A leaflet's other sentences take no side, whatever their
+    wording: "Your doctor may prescribe medicines to prevent DVT." says nothing to "Will she need
+    anticoagulation for as long?"."""
     if candidate.reports_findings or candidate.finding < 0:
         return False
-    return set(terms(question)) <= candidate.terms or polarity(candidate.text) is not None
+    return set(terms(question)) <= candidate.terms
 
 
 def _sides(found: Verdict, evidence: Sequence[Evidence]) -> list[Sentence]:
