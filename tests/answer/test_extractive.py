@@ -193,6 +193,16 @@ def test_what_patient_information_states_answers_a_yes_no_question(evidence_type
     assert direction_of(draft.sentences[0].text) == line, draft.text
 
 
+def test_a_leaflet_sentence_that_only_names_its_page_s_topic_takes_no_side() -> None:
+    page = replace(
+        chunk("milroy#1", MILROY_TOPIC, "Milroy disease", 2020, []), evidence_type="patient-information"
+    )
+    embedder = FixedSimilarityEmbedder({MILROY_TOPIC: 0.8})
+    draft = ExtractiveGenerator(embedder).generate("Is it Milroy disease?", [Evidence(1, page, 0.9)])
+
+    assert direction_of(draft.sentences[0].text) == "unclear", draft.text
+
+
 def test_sources_come_in_retrieval_order_grouped(generator):
     evidence = numbered("hair", "chlorhexidine")
     question = "How do chlorhexidine-alcohol and clipping compare for preventing surgical site infection?"

@@ -152,6 +152,7 @@ class _Candidate:
     # it have an increased risk of …" reads as one), so its best answering sentence leads.
     reports_findings: bool = True
     templated: bool = False  # carried word for word by TEMPLATE_DOCUMENTS documents or more
+    topic: frozenset[str] = frozenset()  # the terms of its document's title
 
 
 def sentence_score(
@@ -171,12 +172,14 @@ def _states_an_answer(candidate: _Candidate, question: str) -> bool:
     """Whether a sentence of patient information, which reports no findings, speaks to a yes/no
     question: it states all of the question's terms ("Milroy disease is inherited in an autosomal
     dominant manner.", "Most cases of Milroy disease are not inherited." to "Is Milroy disease
-    inherited?"), and is no background. A leaflet's other sentences take no side, whatever their
-    wording: "Your doctor may prescribe medicines to prevent DVT." says nothing to "Will she need
-    anticoagulation for as long?"."""
-    if candidate.reports_findings or candidate.finding < 0:
+    inherited?"), one at least beyond its page's title, and is no background. A leaflet's other
+    sentences take no side, whatever their wording: "Your doctor may prescribe medicines to prevent
+    DVT." says nothing to "Will she need anticoagulation for as long?", nor "Crohn's disease is a
+    type of inflammatory bowel disease." to "Is it Crohn's disease?"."""
+    asked = set(terms(question))
+    if candidate.reports_findings or candidate.finding < 0 or asked <= candidate.topic:
         return False
-    return set(terms(question)) <= candidate.terms
+    return asked <= candidate.terms
 
 
 def _sides(found: Verdict, evidence: Sequence[Evidence]) -> list[Sentence]:
@@ -399,7 +402,8 @@ def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
                                     finding_weight(sentence.text, path), vote_weight(sentence.text, path),
                                     item.chunk.doc_id, not _NAVIGATION.search(sentence.text),
                                     item.chunk.evidence_type != PATIENT_INFORMATION,
-                                    item.shared.get(sentence.text, 1) >= TEMPLATE_DOCUMENTS))  # fmt: skip
+                                    item.shared.get(sentence.text, 1) >= TEMPLATE_DOCUMENTS,
+                                    frozenset(terms(item.chunk.title or ""))))  # fmt: skip
     return found
 
 

@@ -79,7 +79,8 @@ _SENTENCE_LABEL = re.compile(
 # knowledge stated to be low ("correlation … remains low").
 _NEGATED = re.compile(
     r"(?<!may or )\b(?:did|does|do|was|were|is|are|could|can|should|has|have|had|will|would|may|might|must"
-    r"|need)\s+(?:usually\s+|typically\s+|generally\s+|normally\s+|often\s+|always\s+)?not\b(?!\s+(?:only|just)\b|\s+be\s+(?:excluded|ruled out)\b)"
+    r"|need)\s+(?:(?:usually|typically|generally|normally|often|always)\s+)?not\b"
+    r"(?!\s+(?:only|just)\b|\s+be\s+(?:excluded|ruled out)\b)"
     r"|\b(?:didn't|doesn't|don't|wasn't|weren't|isn't|aren't|cannot|can't|won't|wouldn't|couldn't|shouldn't"
     r"|hasn't|haven't)\b(?!\s+be\s+(?:excluded|ruled out)\b)"
     r"|\b(?:no|little) (?:[\w-]+ ){0,3}(?:differences?|associations?|effects?|benefits?|improvement|reduction"
