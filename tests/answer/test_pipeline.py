@@ -15,9 +15,13 @@ from evidenceqa.answer.abstain import CALIBRATION_FILE, FEATURES, Abstainer
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
 from evidenceqa.answer.extractive import TEMPLATE_DOCUMENTS as TEMPLATE_PAGES
-from evidenceqa.chunking import ChunkingConfig
+from evidenceqa.answer.pipeline import announced_list
+from evidenceqa.chunking import ChunkingConfig, chunk_document
+from evidenceqa.documents import Document, Paragraph, Section
+from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.records import Answer
+from evidenceqa.retrieval.retriever import SearchResult
 from tests.answer.openai_server import OpenAIServer, answer, failure, llm_settings
 from tests.conftest import indexed_engine
 
@@ -273,3 +277,45 @@ def test_a_sentence_ten_pages_carry_word_for_word_gives_way_to_what_the_page_say
         result = answerer.ask("What are the signs or symptoms of achondrogenesis?", k=1)
 
     assert own in result.answer and template not in result.answer, result.answer
+
+
+LEAD_IN = (
+    "What are the signs and symptoms of Kerion celsi? The Human Phenotype Ontology provides the "
+    "following list of signs and symptoms for Kerion celsi."
+)
+TABLE = (
+    "Signs and Symptoms Approximate number of patients (when available) Painful boggy scalp swelling 90% "
+    "Hair loss over the swelling 90% Pustules 50% Enlarged neck lymph nodes 50% Fever 7.5% -"
+)
+
+
+FUNGAL = (
+    "Kerion celsi is a fungal infection of the scalp that causes a painful boggy swelling with pus and "
+    "hair loss, mostly in children, and it is treated with an antifungal medicine by mouth for weeks."
+)
+
+
+@pytest.mark.parametrize(
+    ("sections", "ranked", "read"),
+    [
+        ([[LEAD_IN, TABLE]], [0], [1]),  # the lead-in ranked first: the table after it is read
+        ([[LEAD_IN, TABLE]], [0, 1], []),  # already ranked
+        ([[FUNGAL, TABLE]], [0], []),  # the first announces nothing
+        ([[LEAD_IN], [TABLE]], [0], []),  # what follows is another section
+    ],
+)
+def test_a_list_the_first_chunk_announces_is_read_when_the_search_did_not_rank_it(
+    tmp_path: Path, sections: list[list[str]], ranked: list[int], read: list[int]
+) -> None:
+    page = Document(doc_id="gard-kerion", title="Kerion celsi", sections=[
+        Section(f"Part {n}", [Paragraph(p) for p in paragraphs]) for n, paragraphs in enumerate(sections)])  # fmt: skip
+    chunks = chunk_document(page, ChunkingConfig(max_words=40))
+    content = [c for c in chunks if c.hierarchy_level != "document"]
+    bodies = [p for paragraphs in sections for p in paragraphs]
+    assert [c.body for c in content] == bodies  # one chunk per paragraph
+    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
+        with catalogue.transaction():
+            catalogue.put_document(page, chunks, page.content_hash(), "sig")
+        results = [SearchResult(rank, content[i], 1.0 / rank, {}) for rank, i in enumerate(ranked, 1)]
+
+        assert [c.body for c in announced_list(results, catalogue)] == [bodies[i] for i in read]

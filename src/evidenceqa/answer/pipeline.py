@@ -26,6 +26,7 @@ from evidenceqa.answer.citations import (
     nearest_passages,
     unsupported_count,
 )
+from evidenceqa.answer.extractive import announces_list
 from evidenceqa.answer.findings import asks_yes_or_no, is_conclusion
 from evidenceqa.documents import Chunk
 from evidenceqa.index.base import Filters
@@ -72,6 +73,27 @@ def first_conclusion(results: Sequence[SearchResult], catalogue: Catalogue) -> l
     if any(r.chunk.doc_id == first and is_conclusion(r.chunk.section_path) for r in results):
         return []
     return next(([c] for c in catalogue.chunks(first) if is_conclusion(c.section_path)), [])
+
+
+def announced_list(results: Sequence[SearchResult], catalogue: Catalogue) -> list[Chunk]:
+    """The chunk after the first-ranked one when that one announces a list or table it does not hold
+    ("The Human Phenotype Ontology provides the following list of signs and symptoms for …", "…
+    include the following:") and the search did not rank the next: the list is what answers, and it
+    shares fewer of the question's words than its announcement does. None when the next chunk is of
+    another section."""
+    if not results or not announces_list(results[0].chunk.body):
+        return []
+    top = results[0].chunk
+    ranked = {r.chunk.chunk_id for r in results}
+    following = (
+        c
+        for c in catalogue.chunks(top.doc_id)
+        if c.position > top.position and c.hierarchy_level == top.hierarchy_level
+    )
+    after = next(following, None)
+    if after is None or after.section_path != top.section_path or after.chunk_id in ranked:
+        return []
+    return [after]
 
 
 def current(results: Sequence[SearchResult]) -> list[SearchResult]:
@@ -166,6 +188,7 @@ class Answerer:
         context = []
         if asks_yes_or_no(resolved.question):  # read here: `finish` touches no catalogue
             context = first_conclusion(current(response.results), self.retriever.catalogue)
+        context += announced_list(current(response.results), self.retriever.catalogue)
         chunks = [*(r.chunk for r in current(response.results)), *context]
         found = self.retriever.catalogue.sentence_documents(
             s.text for c in chunks for s in body_sentences(c.body)
