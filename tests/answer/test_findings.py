@@ -253,6 +253,34 @@ def test_a_question_about_safety_is_answered_only_by_findings_that_state_it() ->
     assert verdict([(benefit, 1)], question="Does tranexamic acid reduce blood loss?").direction == "yes"
 
 
+@pytest.mark.parametrize(
+    ("question", "finding", "side"),
+    [
+        # Doing well without what is asked about says it is not needed.
+        (
+            "Is fluoroscopy essential for retrieval of lower ureteric stones?",
+            "Ureteroscopic stone retrieval can safely be done without the use of fluoroscopy in most patients.",
+            "no",
+        ),
+        (
+            "Adjuvant radiation of stage III thymoma: is it necessary?",
+            "Some patients enjoy prolonged disease-free survival without adjuvant radiation after resection.",
+            "no",
+        ),
+        ("Is a drain needed after thyroidectomy?", "Thyroidectomy without a drain was safe.", "no"),
+        # Going without it and doing badly is no such finding; nor is doing well without something else.
+        ("Is surgery necessary for appendicitis?", "Patients without surgery died sooner than others.", None),
+        ("Is a drain needed after thyroidectomy?", "Thyroidectomy without antibiotics was safe.", "yes"),
+        # Any other question reads the finding as before.
+        ("Does thyroidectomy cause hypocalcaemia?", "Thyroidectomy without a drain was safe.", "yes"),
+    ],
+)
+def test_a_question_whether_something_is_needed_is_answered_no_by_doing_well_without_it(
+    question: str, finding: str, side: str | None
+) -> None:
+    assert polarity(finding, question) == side
+
+
 def test_a_question_whether_two_things_are_alike_is_answered_by_no_difference() -> None:
     alike = "Is single-agent mitoxantrone as effective as combination chemotherapy?"
     no_difference = (

@@ -181,6 +181,23 @@ _DIFFERENCE = re.compile(
 # A negated likeness: a difference stated with "not" ("not as effective as"), where other negations
 # ("no significant difference") state likeness.
 _UNLIKE = re.compile(rf"\bnot (?:{_ALIKE}|the same)\b", re.I)
+# "Is X necessary?" ("needed", "required", "mandatory", "essential", "do we need …") is answered no by a
+# finding that does well without X: "stone retrieval can safely be done without the use of
+# fluoroscopy", "some patients enjoy prolonged disease-free survival without adjuvant radiation". Not
+# by one that only mentions going without ("patients without surgery died sooner" says yes).
+_ASKS_NEED = re.compile(
+    r"\b(?:necessary|needed|needs?|required|requires?|mandatory|essential|indispensable|obligatory)\b", re.I
+)
+_WITHOUT = re.compile(
+    r"\bwithout\s+(?:the\s+(?:use|need)\s+(?:of|for)\s+|(?:a|an|the|any|routine|an?\s+\w+)\s+)?"
+    r"(?P<what>[\w-]+(?:\s+[\w-]+){0,2})",
+    re.I,
+)
+_DOES_WELL = re.compile(
+    r"\b(?:safe(?:ly)?|feasible|success(?:ful(?:ly)?)?|sufficient|adequate(?:ly)?|effective(?:ly)?|enjoy"
+    r"|(?:can|could|may) (?:\w+ )?be (?:done|performed|achieved|managed|treated|omitted|avoided))\b",
+    re.I,
+)
 
 DIRECTIONS = ("yes", "no", "mixed", "unclear")
 # The share of the question's terms a finding must restate to say yes by restating it.
@@ -272,12 +289,22 @@ def _answer(text: str, question: str, asked: set[str]) -> tuple[str | None, bool
     if _ASKS_SAFETY.search(question) and not _STATES_SAFETY.search(text):
         return None, False
     side, tentative = _side(text, asked)
+    if side != "no" and _ASKS_NEED.search(question) and _does_well_without(text, asked):
+        return "no", tentative
     if side is None or not _ASKS_SAMENESS.search(question) or side != _stance(text)[0]:
         return side, tentative  # a finding that restates the question says yes to it as asked
     main = _main_clause(text)
     if side == "no":
         return ("no" if _UNLIKE.search(main) else "yes"), tentative
     return ("no", tentative) if _DIFFERENCE.search(main) else (None, False)
+
+
+def _does_well_without(text: str, asked: set[str]) -> bool:
+    """Whether a finding states a good result without something the question asks about."""
+    main = _main_clause(text)
+    if not _DOES_WELL.search(main):
+        return False
+    return any(set(terms(m.group("what"))) & asked for m in _WITHOUT.finditer(main))
 
 
 def is_conclusion(section_path: Sequence[str]) -> bool:
