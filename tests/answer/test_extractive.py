@@ -608,6 +608,12 @@ def test_a_list_of_reference_numbers_does_not_open_a_sentence_before_any_word() 
         == "HCoV-OC43 and HCoV-229E were the most common strains."
     )
     assert _without_reference_marks("20 ICU beds were opened.") == "20 ICU beds were opened."
+    # The number of a point in the source's own list ("(4) … (5) …") is no part of the sentence.
+    assert (
+        _without_reference_marks("(5) HAdV-55-induced severe ARDS has a very high mortality rate (80%).")
+        == "HAdV-55-induced severe ARDS has a very high mortality rate (80%)."
+    )
+    assert _without_reference_marks("(80%) of patients recovered.") == "(80%) of patients recovered."
     # A DoS guard: a long run of numbers that no word follows is read at once.
     started = time.perf_counter()
     assert _without_reference_marks("1, " * 5000 + "x") == "1, " * 4999 + "1, x"

@@ -135,7 +135,11 @@ _REFERENCE_MARK = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\](?:\s+(?=[.,;:]))
 # sentence that really opens on a count goes on in lower case ("20 patients were …").
 # A list of several numbers is a reference list before any word ("8, 9, 11, 12, 14 HCoV-OC43 and …").
 _NUMBERS = r"\d{1,3}(?:\s*[,–-]\s*\d{1,3})*"
-_LEADING_REFERENCE = re.compile(rf"^(?:{_NUMBERS}\s+(?=[A-Z][a-z])|{_NUMBERS}\s*,\s*\d{{1,3}}\s+(?=[A-Z]))")
+# A numbered point of the source's own list opens a sentence too: "(5) HAdV-55-induced severe ARDS has
+# a very high mortality rate", which beside our [n] reads as a citation.
+_LEADING_REFERENCE = re.compile(
+    rf"^(?:{_NUMBERS}\s+(?=[A-Z][a-z])|{_NUMBERS}\s*,\s*\d{{1,3}}\s+(?=[A-Z])|\(\d{{1,2}}\)\s+(?=\S))"
+)
 # One flattened onto the full stop instead ("… of the population.1"; `split_sentences` ends the
 # sentence after it).
 _TRAILING_REFERENCE = re.compile(rf"{REFERENCE_ON_STOP}$")
