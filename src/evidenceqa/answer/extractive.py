@@ -119,10 +119,6 @@ _NAVIGATION = re.compile(
     re.IGNORECASE,
 )
 
-# A chunk that announces a list or table it may not hold: the navigation lead-in above, "the table
-# below", or a last sentence that ends on a colon ("Symptoms include the following:").
-_ANNOUNCES_LIST = re.compile(r"\bthe following list of\b|\bthe table below\b|:\s*$", re.IGNORECASE)
-
 # A question is never an answer: the headings of a Q&A page ("How might scurvy be treated?", which
 # matches a question about it better than the answer below it does) and a study's research questions.
 _QUESTION = re.compile(r"\?[\"'”’)\]]*$")
@@ -413,12 +409,6 @@ def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:
                                     item.shared.get(sentence.text, 1) >= TEMPLATE_DOCUMENTS,
                                     frozenset(terms(item.chunk.title or ""))))  # fmt: skip
     return found
-
-
-def announces_list(body: str) -> bool:
-    """Whether a chunk body announces a list or a table ("… provides the following list of signs and
-    symptoms for …", "… include the following:"), which may stand in the chunk after it."""
-    return bool(_ANNOUNCES_LIST.search(body.strip()))
 
 
 def answerable_sentences(body: str) -> list[BodySentence]:

@@ -8,6 +8,7 @@ assembled here, once.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,7 +27,6 @@ from evidenceqa.answer.citations import (
     nearest_passages,
     unsupported_count,
 )
-from evidenceqa.answer.extractive import announces_list
 from evidenceqa.answer.findings import asks_yes_or_no, is_conclusion
 from evidenceqa.documents import Chunk
 from evidenceqa.index.base import Filters
@@ -38,6 +38,11 @@ from evidenceqa.retrieval.retriever import RetrievalOptions, Retriever, SearchRe
 from evidenceqa.text.sentences import body_sentences
 
 log = logging.getLogger(__name__)
+
+# A chunk that announces a list or table it may not hold: an NIH page's lead-in ("… provides the
+# following list of signs and symptoms for …"), "the table below", or a body that ends on a colon
+# ("Symptoms include the following:").
+_ANNOUNCES_LIST = re.compile(r"\bthe following list of\b|\bthe table below\b|:\s*$", re.IGNORECASE)
 
 # The stored record's generator column holds 200 characters.
 FALLBACK_MARK_CHARS = 200
@@ -81,17 +86,15 @@ def announced_list(results: Sequence[SearchResult], catalogue: Catalogue) -> lis
     include the following:") and the search did not rank the next: the list is what answers, and it
     shares fewer of the question's words than its announcement does. None when the next chunk is of
     another section."""
-    if not results or not announces_list(results[0].chunk.body):
+    if not results or not _ANNOUNCES_LIST.search(results[0].chunk.body.strip()):
         return []
     top = results[0].chunk
-    ranked = {r.chunk.chunk_id for r in results}
-    following = (
-        c
-        for c in catalogue.chunks(top.doc_id)
-        if c.position > top.position and c.hierarchy_level == top.hierarchy_level
-    )
-    after = next(following, None)
-    if after is None or after.section_path != top.section_path or after.chunk_id in ranked:
+    after = catalogue.next_chunk(top)
+    if (
+        after is None
+        or after.section_path != top.section_path
+        or any(r.chunk.chunk_id == after.chunk_id for r in results)
+    ):
         return []
     return [after]
 
@@ -185,11 +188,13 @@ class Answerer:
         if cached is not None:
             return self._from_cache(cached, resolved, started, on_delta)
         response = self.retriever.search(resolved.question, k=k, filters=filters, temporal=question_years)
-        context = []
-        if asks_yes_or_no(resolved.question):  # read here: `finish` touches no catalogue
-            context = first_conclusion(current(response.results), self.retriever.catalogue)
-        context += announced_list(current(response.results), self.retriever.catalogue)
-        chunks = [*(r.chunk for r in current(response.results)), *context]
+        # Read here: `finish` touches no catalogue.
+        results = current(response.results)
+        context = (
+            first_conclusion(results, self.retriever.catalogue) if asks_yes_or_no(resolved.question) else []
+        )
+        context += announced_list(results, self.retriever.catalogue)
+        chunks = [*(r.chunk for r in results), *context]
         found = self.retriever.catalogue.sentence_documents(
             s.text for c in chunks for s in body_sentences(c.body)
         )

@@ -339,6 +339,15 @@ class Catalogue:
         for row in self.db.execute(sql + " ORDER BY doc_id, position", args):
             yield _chunk_from_row(row)
 
+    def next_chunk(self, chunk: Chunk) -> Chunk | None:
+        """The chunk of the same document and level that follows `chunk`; None after its last."""
+        row = self.db.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE doc_id = ? AND hierarchy_level = ? AND position > ? "
+            "ORDER BY position LIMIT 1",
+            (chunk.doc_id, chunk.hierarchy_level, chunk.position),
+        ).fetchone()
+        return _chunk_from_row(row) if row else None
+
     def count_chunks(self, doc_ids: Iterable[str]) -> int:
         counts = dict(self.db.execute("SELECT doc_id, chunks FROM documents").fetchall())
         return sum(counts.get(doc_id, 0) for doc_id in doc_ids)
