@@ -10,7 +10,11 @@ verified labels: the odd half of covidqa-dev's, all of the others'):
 - calibrated on covidqa-dev's reviewed gap set (even half), as `bench abstention --write` does;
 - the shipped default, fitted on the other development sets (leave one benchmark out);
 - self-calibrated on the library (`evidenceqa calibrate`): questions written from its own sentences,
-  no benchmark involved; and the range of its figures over three other draws of those questions.
+  no benchmark question involved, the fit drawn towards the shipped default fitted on the other
+  sets (as the packaged one is towards a default that never saw the user's library); the same
+  without that prior, and with the library's questions held to the whole budget (what each
+  choice adds); and the range of its figures over three other draws of those questions.
+A second table gives the self-calibrated model's AUC per set at each strength of the prior.
 `--write-default FILE` saves the default fitted on all four sets (the packaged one is
 src/evidenceqa/answer/abstention_default.json). Searches are cached in the data home, so a rerun
 only refits. Example:
@@ -25,9 +29,17 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from evidenceqa.answer.abstain import FEATURES, Abstainer
+from evidenceqa.answer.abstain import FEATURES, Abstainer, fit
 from evidenceqa.answer.cache import settings_fingerprint
-from evidenceqa.answer.calibration import Sample, calibrate, self_calibrate
+from evidenceqa.answer.calibration import (
+    PRIOR_STRENGTH,
+    PROBE_SHARE,
+    Sample,
+    SelfCalibration,
+    calibrate,
+    fit_on_probes,
+    self_calibrate,
+)
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import gaps, machine
 from evidenceqa.bench.answers import evaluate, halves, samples
@@ -44,6 +56,7 @@ NATIVE = "clinician-dev"  # answerable and unanswerable questions as written
 MAX_FALSE = 0.10
 # Other seeds of the library's question draw (the default is probes.probes' 13).
 OTHER_DRAWS = (7, 21, 99)
+STRENGTHS = (0.0, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
 HEADERS = [
     "Evaluated on",
     "Rule",
@@ -91,6 +104,23 @@ def spread(name: str, models: list[Abstainer], evaluated: list[Sample], verified
             *(f"{low:{form}}–{high:{form}}" for (low, *_, high), form in zip(ranges, (".1%", ".1%", ".3f"), strict=True))]  # fmt: skip
 
 
+def refit(own: SelfCalibration, prior: Abstainer | None, share: float = PROBE_SHARE) -> Abstainer:
+    """The library's model from its questions as `self_calibrate` fits it, towards `prior`, its
+    questions held to `share` of the budget."""
+    return fit_on_probes(own.probes, own.samples, MAX_FALSE * share / PROBE_SHARE, prior)
+
+
+def strength_auc(
+    own: SelfCalibration, prior: Abstainer, strength: float, evaluated: list[Sample], verified: bool
+) -> float:
+    """The AUC on `evaluated` of the library's fit drawn towards `prior` at `strength` (0: none)."""
+    labelled = [s for s in own.samples if s.found and s.label is not None]
+    x = [[s.signals[name] for name in FEATURES] for s in labelled]
+    y = [bool(s.label) for s in labelled]
+    weights, bias = fit(x, y, strength, prior.weights) if strength else fit(x, y)
+    return evaluate(Abstainer(weights, bias), evaluated, verified).auc or 0.0
+
+
 def pooled(sets: dict[str, list[Sample]], left_out: str | None) -> Abstainer:
     """Fitted on every set but `left_out`, with the threshold that holds ≤ MAX_FALSE in each."""
     kept = {name: found for name, found in sets.items() if name != left_out}
@@ -135,27 +165,33 @@ def main() -> None:
         )
         questions = args.questions or settings.calibration_questions
         own = self_calibrate(engine.catalogue, retriever, k, questions, MAX_FALSE)
-        redrawn = [self_calibrate(engine.catalogue, retriever, k, questions, MAX_FALSE, seed=seed).model
+        redrawn = [self_calibrate(engine.catalogue, retriever, k, questions, MAX_FALSE, seed=seed)
                    for seed in OTHER_DRAWS]  # fmt: skip
     if own.model is None:
         raise SystemExit(f"self-calibration did not fit: {own.reason}")
+    redrawn = [draw for draw in redrawn if draw.model is not None]
     asked = {q.question.strip().lower() for name in (*GAP_SETS, NATIVE)
              for q in read_questions(BENCHMARKS / f"{name}.jsonl")}  # fmt: skip
-    one_threshold = calibrate(own.samples, MAX_FALSE, "")
     covid_fit, covid_report = halves(sets["covidqa-dev"])
     on_covidqa = calibrate(covid_fit, MAX_FALSE, "covidqa-dev (even questions), reviewed")
-    table = []
+    table: list[list[str]] = []
+    strengths: dict[str, list[float]] = {}
     for name, found in sets.items():
         verified = name != NATIVE
         evaluated = covid_report if name == "covidqa-dev" else found
+        # The prior never saw the set it is scored on, as the packaged one never saw the user's library.
+        prior = pooled(sets, name)
         table += [
             row(name, "uncalibrated floor", Abstainer(), evaluated, verified),
             row(name, "calibrated on covidqa-dev's reviewed gap set", on_covidqa, evaluated, verified),
-            row(name, "shipped default, fitted on the other sets", pooled(sets, name), evaluated, verified),
-            row(name, "self-calibrated, one threshold for all styles", one_threshold, evaluated, verified),
-            row(name, "self-calibrated (≤ 10% false in each style)", own.model, evaluated, verified),
-            spread(name, [model for model in redrawn if model is not None], evaluated, verified),
-        ]
+            row(name, "shipped default, fitted on the other sets", prior, evaluated, verified),
+            row(name, "self-calibrated without the shipped prior", refit(own, None), evaluated, verified),
+            row(name, "self-calibrated, its questions held to the whole budget", refit(own, prior, 1.0),
+                evaluated, verified),
+            row(name, "self-calibrated (the default)", refit(own, prior), evaluated, verified),
+            spread(name, [refit(draw, prior) for draw in redrawn], evaluated, verified),
+        ]  # fmt: skip
+        strengths[name] = [strength_auc(own, prior, st, evaluated, verified) for st in STRENGTHS]
     counts = own.counts()
     gaps_cv, false_cv, auc_cv = own.cross_validated()
     print(f"**Self-calibration**: {counts['questions']} questions written from the library "
@@ -165,6 +201,24 @@ def main() -> None:
           f"Cross-validated on its own questions: {gaps_cv:.1%} of gaps abstained, {false_cv:.1%} false "
           f"abstentions, AUC {auc_cv:.3f}.\n")  # fmt: skip
     print(markdown.table(HEADERS, table, [False, False] + [True] * 5))
+    print(
+        f"**Strength of the prior** (the default: {PRIOR_STRENGTH:g}): AUC of the self-calibrated model, "
+        "drawn towards the shipped default fitted on the other sets (0: no prior)\n"
+    )
+    rows = [[name, *(f"{auc:.3f}" for auc in aucs)] for name, aucs in strengths.items()]
+    print(
+        markdown.table(
+            ["Evaluated on", *(f"{st:g}" for st in STRENGTHS)], rows, [False] + [True] * len(STRENGTHS)
+        )
+    )
+    print("**Leave one benchmark out**: the strength with the best mean AUC on the other sets\n")
+    rows = []
+    for held, aucs in strengths.items():
+        others = [values for name, values in strengths.items() if name != held]
+        best = max(range(len(STRENGTHS)), key=lambda i: sum(values[i] for values in others))
+        rows.append([held, f"{STRENGTHS[best]:g}", f"{aucs[0]:.3f}", f"{aucs[best]:.3f}"])
+    print(markdown.table(["Left out", "Chosen on the others", "AUC without a prior", "AUC at that strength"], rows,
+                         [False, True, True, True]))  # fmt: skip
     print(machine.measured_on())
     if args.write_default:
         pooled(sets, None).write(args.write_default)

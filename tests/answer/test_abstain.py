@@ -66,6 +66,20 @@ def test_fit_does_not_depend_on_the_units_of_a_signal() -> None:
     assert np.allclose(z, z_scaled)  # the same probabilities, whatever scale a signal comes in
 
 
+def test_a_prior_holds_the_weights_the_data_do_not_decide() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.normal(0.0, 1.0, size=(60, 2))
+    x[:, 1] = 0.7  # the second signal never varies: these samples say nothing about its weight
+    answerable = (x[:, 0] + rng.normal(0.0, 0.5, 60) > 0).tolist()
+    alone, _ = fit(x.tolist(), answerable)
+    drawn, _ = fit(x.tolist(), answerable, l2=30.0, prior=[0.2, 1.5])
+    assert alone[1] == pytest.approx(0.0, abs=1e-9) and drawn[1] == pytest.approx(1.5)
+    # The signal the data do decide moves from the prior towards what they say, and the stronger
+    # the pull, the less: a few samples refine the prior rather than replace it.
+    loose, _ = fit(x.tolist(), answerable, l2=1.0, prior=[0.2, 1.5])
+    assert 0.2 < drawn[0] < loose[0] < alone[0] + 1e-9
+
+
 def test_threshold_abstains_on_at_most_the_allowed_share_of_answerable_questions() -> None:
     probabilities = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.05, 0.15]
     answerable = [True] * 10 + [False] * 2

@@ -10,8 +10,10 @@ import pytest
 from evidenceqa.answer.abstain import FEATURES, SHIPPED, Abstainer
 from evidenceqa.answer.calibration import (
     MIN_SAMPLES,
+    PROBE_SHARE,
     REFRESH_SHARE,
     Sample,
+    calibrate,
     library_size,
     self_calibrate,
     stale,
@@ -51,6 +53,28 @@ def test_a_library_calibrates_itself_on_its_own_questions(engine: Engine) -> Non
     # The fit works as `ask` uses it: a held-out question is judged less answerable than its twin.
     p = [fitted.model.probability(s.signals) or 0.0 for s in fitted.samples if s.found]
     assert sum(p[0::2]) > sum(p[1::2])
+
+
+def test_the_library_refines_the_shipped_model_and_holds_its_own_questions_to_a_stricter_budget(
+    engine: Engine,
+) -> None:
+    fitted = self_calibrate(engine.catalogue, engine.retriever(), k=8, questions=60)
+    shipped = Abstainer.read(SHIPPED)
+    assert fitted.model is not None and fitted.prior == shipped
+    alone = calibrate(fitted.samples, 0.10, "", prior=None)
+    assert shipped.weights is not None and fitted.model.weights is not None and alone.weights is not None
+
+    def distance(weights: list[float]) -> float:
+        return sum((w - s) ** 2 for w, s in zip(weights, shipped.weights or [], strict=True))
+
+    assert distance(fitted.model.weights) < distance(alone.weights) / 4
+    # Its questions are in the library's words: each style is held to a share of the budget, so the
+    # threshold is no higher than the budget itself would set.
+    _, false, _ = fitted.cross_validated()
+    assert false <= 0.10 * PROBE_SHARE
+    at_budget = calibrate(fitted.samples, 0.10, "", groups=[p.style for p in fitted.probes for _ in range(2)],
+                          prior=shipped)  # fmt: skip
+    assert fitted.model.threshold <= at_budget.threshold
 
 
 def test_the_calibration_is_saved_keyed_to_the_library_and_read_back(engine: Engine, tmp_path: Path) -> None:

@@ -211,20 +211,30 @@ class Abstainer:
 
 
 def fit(
-    x: Sequence[Sequence[float]], answerable: Sequence[bool], l2: float = 1e-2
+    x: Sequence[Sequence[float]],
+    answerable: Sequence[bool],
+    l2: float = 1e-2,
+    prior: Sequence[float] | None = None,
 ) -> tuple[list[float], float]:
     """Logistic regression by Newton's method (a few features: no library needed); returns (w, b)
     on the features as given. It is fitted on standardised features, so the penalty weighs each
-    signal alike whatever its unit (cosines, BM25 ratios, log counts), then mapped back."""
+    signal alike whatever its unit (cosines, BM25 ratios, log counts), then mapped back. The
+    penalty pulls the weights towards `prior` (weights on the features as given, e.g. the shipped
+    model's) where one is given, else towards 0; the bias is never penalised."""
     raw = np.asarray(x, dtype=float)
     mean, scale = raw.mean(axis=0), raw.std(axis=0)
-    scale[scale == 0] = 1.0  # a constant signal: left as it is (its weight stays 0)
+    # A constant signal (its std may come out a rounding error above 0): left as it is, its weight
+    # staying 0, or the prior's.
+    scale[np.ptp(raw, axis=0) == 0] = 1.0
     data = np.hstack([(raw - mean) / scale, np.ones((len(x), 1))])
     y = np.asarray(answerable, dtype=float)
-    beta = np.zeros(data.shape[1])
+    centre = np.r_[
+        np.asarray(prior, dtype=float) * scale if prior is not None else np.zeros(raw.shape[1]), 0.0
+    ]
+    beta = centre.copy()
     for _ in range(50):
         p = 1.0 / (1.0 + np.exp(-data @ beta))
-        gradient = data.T @ (p - y) + l2 * np.r_[beta[:-1], 0.0]
+        gradient = data.T @ (p - y) + l2 * np.r_[(beta - centre)[:-1], 0.0]
         hessian = (data * (p * (1 - p))[:, None]).T @ data + l2 * np.eye(len(beta))
         step = np.linalg.solve(hessian, gradient)
         beta -= step

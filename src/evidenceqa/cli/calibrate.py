@@ -76,7 +76,10 @@ def calibrate(
         int | None, typer.Option(help="Questions to write from the library (default from settings).")
     ] = None,
     max_false: Annotated[
-        float, typer.Option(help="Most adequate questions abstained on, when choosing the threshold.")
+        float,
+        typer.Option(
+            help="Share of answerable questions it may abstain on (the library's own, in its words, are held to less)."
+        ),
     ] = 0.10,
     force: Annotated[
         bool, typer.Option(help="Refit even if the calibration still fits the library.")
