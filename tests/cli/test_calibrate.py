@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from evidenceqa.answer.abstain import CALIBRATION_FILE
+from evidenceqa.answer.calibration import PRIOR_STRENGTH
 from tests.answer.library import abstracts
 from tests.cli.test_cli import run
 
@@ -39,6 +40,11 @@ def test_ingest_calibrates_a_new_library_and_refits_only_after_a_large_change(tm
     report = run(home, "calibrate", "--report", env=FEW)
     assert report.returncode == 0, report.stderr
     assert "| false abstentions (cross-validated) |" in report.stdout
+    # What the library's questions refined: the model shipped with the package.
+    assert (
+        f"| refines the model fitted on (strength {PRIOR_STRENGTH:g}) | the development sets: "
+        in report.stdout
+    )
 
 
 def test_calibrate_refuses_bad_input_in_one_line(tmp_path: Path) -> None:

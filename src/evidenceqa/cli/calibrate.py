@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from evidenceqa.answer.abstain import CALIBRATION_FILE, Abstainer
-from evidenceqa.answer.calibration import SelfCalibration, self_calibrate, stale, too_small
+from evidenceqa.answer.calibration import PRIOR_STRENGTH, SelfCalibration, self_calibrate, stale, too_small
 from evidenceqa.answer.engine import Engine
 from evidenceqa.cli.app import app
 from evidenceqa.cli.common import fail, out, progress_bar, settings_of
@@ -62,7 +62,9 @@ def _current(settings: HomeOptions) -> str:
 def _report(fitted: SelfCalibration) -> str:
     gaps, false, auc = fitted.cross_validated()
     styles = ", ".join(f"{n} {style}" for style, n in fitted.styles().items())
+    prior = fitted.prior.fitted_on if fitted.prior else "none: the library's questions alone"
     rows = [["questions written (by style)", f"{len(fitted.probes)} ({styles})"],
+            [f"refines the model fitted on (strength {PRIOR_STRENGTH:g})", prior],
             ["gaps abstained (cross-validated)", f"{gaps:.1%}"],
             ["false abstentions (cross-validated)", f"{false:.1%}"],
             ["AUC (cross-validated)", f"{auc:.3f}"]]  # fmt: skip
