@@ -64,6 +64,18 @@ def test_a_pronoun_becomes_the_previous_questions_topic(followups: FollowUps) ->
     )
 
 
+def test_a_demonstrative_before_a_noun_keeps_its_noun_and_the_topic_is_added(followups: FollowUps) -> None:
+    resolved = followups.resolve("Does this drug help?", ["How is acromegaly treated?"])
+    assert resolved.question == "Does this drug help (acromegaly)?" and resolved.how == "pronoun"
+    # Before an aspect word, or at the end, it stands for the topic.
+    assert followups.resolve("How is this treated?", ["What is acromegaly?"]).question == (
+        "How is acromegaly treated?"
+    )
+    assert followups.resolve("How common are these?", ["What are kidney stones?"]).question == (
+        "How common are kidney stones?"
+    )
+
+
 def test_a_population_replaces_the_previous_one(followups: FollowUps) -> None:
     resolved = followups.resolve("And in children?", ["What are the symptoms of asthma in adults?"])
     assert resolved.question == "What are the symptoms of asthma in children?"

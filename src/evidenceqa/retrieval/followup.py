@@ -6,7 +6,8 @@ previous turn's (already resolved) question:
 
 - a pronoun ("it", "they", "this") is replaced by the previous question's topic: its run of
   content words with the rarest terms in the library ("How is it treated?" after "What is
-  acromegaly?" → "How is acromegaly treated?");
+  acromegaly?" → "How is acromegaly treated?"); a demonstrative before a noun ("this drug") is
+  left with it, and the topic added;
 - "what about X" / "and X" / "how about X": X replaces the phrase of the previous question it is
   most like, by the embedder ("What about hypothyroidism?" after "What are the symptoms of
   hyperthyroidism?" → "What are the symptoms of hypothyroidism?"): a topic X never takes the
@@ -40,6 +41,7 @@ from evidenceqa.text.tokens import STOP_WORDS, terms
 How = Literal["standalone", "pronoun", "substitution", "population", "setting", "aspect", "llm"]
 
 _PRONOUNS = frozenset("it its they them their theirs this that these those one".split())
+_DEMONSTRATIVES = frozenset("this these those".split())
 # Which pronoun stands for the topic when there are several ("how do they diagnose it": it).
 _SWAPPED = ("it", "its", "this", "these", "those", "they", "them", "their", "theirs", "one")
 # Leads that hand the rest of the question to the previous one.
@@ -169,9 +171,20 @@ class FollowUps:
         topic = _topic(before, self.rarity)
         possessive = f"{topic}'s" if not topic.endswith("s") else f"{topic}'"
 
-        found = {m.group(0).lower(): m for m in reversed(list(_WORD.finditer(text)))}  # the first of each
+        words = list(_WORD.finditer(text))
+        # A demonstrative before a word that names something is its determiner ("those deaths",
+        # "this drug"), not the topic: before an aspect ("this treated", "these symptoms") or at the
+        # end it stands for it.
+        stands_for = [
+            m
+            for m, after in zip(words, [*words[1:], None], strict=True)
+            if m.group(0).lower() not in _DEMONSTRATIVES
+            or after is None
+            or after.group(0).lower() in _ASPECTS | STOP_WORDS | _INTERROGATIVES | _PREPOSITIONS
+        ]
+        found = {m.group(0).lower(): m for m in reversed(stands_for)}  # the first of each
         pronoun = next((found[p] for p in _SWAPPED if p in found), None)
-        if pronoun is None:  # "that evidence": a demonstrative before a noun is not swapped
+        if pronoun is None:  # "that evidence", "those deaths": the topic is added, nothing swapped
             return f"{text.rstrip(' ?.!')} ({topic})?"
         swapped = possessive if pronoun.group(0).lower() in ("its", "their", "theirs") else topic
         return f"{text[: pronoun.start()]}{swapped}{text[pronoun.end() :]}"
