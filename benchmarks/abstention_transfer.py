@@ -107,7 +107,7 @@ def spread(name: str, models: list[Abstainer], evaluated: list[Sample], verified
 def refit(own: SelfCalibration, prior: Abstainer | None, share: float = PROBE_SHARE) -> Abstainer:
     """The library's model from its questions as `self_calibrate` fits it, towards `prior`, its
     questions held to `share` of the budget."""
-    return fit_on_probes(own.probes, own.samples, MAX_FALSE * share / PROBE_SHARE, prior)
+    return fit_on_probes(own.probes, own.samples, MAX_FALSE, prior, share)
 
 
 def strength_auc(

@@ -224,13 +224,17 @@ class SelfCalibration:
 
 
 def fit_on_probes(
-    made: Sequence[Probe], samples: Sequence[Sample], max_false_abstention: float, prior: Abstainer | None
+    made: Sequence[Probe],
+    samples: Sequence[Sample],
+    max_false_abstention: float,
+    prior: Abstainer | None,
+    share: float = PROBE_SHARE,
 ) -> Abstainer:
     """The library's model from its questions' samples (two per probe, as `self_calibrate` makes
-    them): drawn towards `prior`, the threshold holding each style to PROBE_SHARE of the budget."""
+    them): drawn towards `prior`, the threshold holding each style to `share` of the budget."""
     source = f"self-calibrated on {len(made)} questions from the library"
     groups = [p.style for p in made for _ in range(2)]
-    return calibrate(samples, max_false_abstention * PROBE_SHARE, source, groups=groups, prior=prior)
+    return calibrate(samples, max_false_abstention * share, source, groups=groups, prior=prior)
 
 
 def self_calibrate(
