@@ -14,7 +14,8 @@ verified labels: the odd half of covidqa-dev's, all of the others'):
   sets (as the packaged one is towards a default that never saw the user's library); the same
   without that prior, and with the library's questions held to the whole budget (what each
   choice adds); and the range of its figures over three other draws of those questions.
-A second table gives the self-calibrated model's AUC per set at each strength of the prior.
+Then the self-calibrated model's AUC per set at each strength of the prior, and its figures at each
+share of the budget for the library's questions, each with the choice every set gets left out.
 `--write-default FILE` saves the default fitted on all four sets (the packaged one is
 src/evidenceqa/answer/abstention_default.json). Searches are cached in the data home, so a rerun
 only refits. Example:
@@ -29,7 +30,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from evidenceqa.answer.abstain import FEATURES, Abstainer, fit
+from evidenceqa.answer.abstain import FEATURES, Abstainer
 from evidenceqa.answer.cache import settings_fingerprint
 from evidenceqa.answer.calibration import (
     PRIOR_STRENGTH,
@@ -38,11 +39,13 @@ from evidenceqa.answer.calibration import (
     SelfCalibration,
     calibrate,
     fit_on_probes,
+    fit_towards,
     self_calibrate,
+    verified_signals,
 )
 from evidenceqa.answer.engine import Engine
 from evidenceqa.bench import gaps, machine
-from evidenceqa.bench.answers import evaluate, halves, samples
+from evidenceqa.bench.answers import AbstentionScores, evaluate, halves, samples
 from evidenceqa.bench.retrieval import read_questions
 from evidenceqa.jsonl import read_rows
 from evidenceqa.retrieval.retriever import FIXED_ALPHA
@@ -57,6 +60,7 @@ MAX_FALSE = 0.10
 # Other seeds of the library's question draw (the default is probes.probes' 13).
 OTHER_DRAWS = (7, 21, 99)
 STRENGTHS = (0.0, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
+SHARES = (0.1, 0.2, 0.3, 0.5, 1.0)
 HEADERS = [
     "Evaluated on",
     "Rule",
@@ -114,11 +118,39 @@ def strength_auc(
     own: SelfCalibration, prior: Abstainer, strength: float, evaluated: list[Sample], verified: bool
 ) -> float:
     """The AUC on `evaluated` of the library's fit drawn towards `prior` at `strength` (0: none)."""
-    labelled = [s for s in own.samples if s.found and s.label is not None]
-    x = [[s.signals[name] for name in FEATURES] for s in labelled]
-    y = [bool(s.label) for s in labelled]
-    weights, bias = fit(x, y, strength, prior.weights) if strength else fit(x, y)
+    weights, bias = fit_towards(*verified_signals(own.samples), prior, strength)
     return evaluate(Abstainer(weights, bias), evaluated, verified).auc or 0.0
+
+
+def chosen_share(scores: list[list[AbstentionScores]]) -> int:
+    """The share (an index of SHARES) that `scores` (per set, per share) favour: the most gaps
+    abstained on average among those within the budget on every set, else the fewest false
+    abstentions on the worst set."""
+    within = [i for i in range(len(SHARES)) if all(s[i].false_abstentions <= MAX_FALSE for s in scores)]
+    if within:
+        return max(within, key=lambda i: sum(s[i].gaps_abstained for s in scores))
+    return min(range(len(SHARES)), key=lambda i: max(s[i].false_abstentions for s in scores))
+
+
+def print_shares(shares: dict[str, list[AbstentionScores]]) -> None:
+    """What the budget's share for the library's own questions does on each set, and the share each
+    set gets when it is left out of the choice."""
+    print(f"**Share of the budget for the library's questions** (the default: {PROBE_SHARE:g}): "
+          "gaps abstained / false abstentions\n")  # fmt: skip
+    rows = [[name, *(f"{s.gaps_abstained:.1%} / {s.false_abstentions:.1%}" for s in scores)]
+            for name, scores in shares.items()]  # fmt: skip
+    print(markdown.table(["Evaluated on", *(f"{share:g}" for share in SHARES)], rows,
+                         [False] + [True] * len(SHARES)))  # fmt: skip
+    print(f"**Leave one benchmark out**: the share with the most gaps abstained on the other sets while "
+          f"each stays within {MAX_FALSE:.0%} false abstentions\n")  # fmt: skip
+    rows = []
+    default = SHARES.index(PROBE_SHARE)
+    for held, scores in shares.items():
+        best = chosen_share([values for name, values in shares.items() if name != held])
+        rows.append([held, f"{SHARES[best]:g}",
+                     *(f"{scores[i].gaps_abstained:.1%} / {scores[i].false_abstentions:.1%}" for i in (best, default))])  # fmt: skip
+    print(markdown.table(["Left out", "Chosen on the others", "There", "At the default share"], rows,
+                         [False, True, True, True]))  # fmt: skip
 
 
 def pooled(sets: dict[str, list[Sample]], left_out: str | None) -> Abstainer:
@@ -176,6 +208,7 @@ def main() -> None:
     on_covidqa = calibrate(covid_fit, MAX_FALSE, "covidqa-dev (even questions), reviewed")
     table: list[list[str]] = []
     strengths: dict[str, list[float]] = {}
+    shares: dict[str, list[AbstentionScores]] = {}
     for name, found in sets.items():
         verified = name != NATIVE
         evaluated = covid_report if name == "covidqa-dev" else found
@@ -192,6 +225,7 @@ def main() -> None:
             spread(name, [refit(draw, prior) for draw in redrawn], evaluated, verified),
         ]  # fmt: skip
         strengths[name] = [strength_auc(own, prior, st, evaluated, verified) for st in STRENGTHS]
+        shares[name] = [evaluate(refit(own, prior, share), evaluated, verified) for share in SHARES]
     counts = own.counts()
     gaps_cv, false_cv, auc_cv = own.cross_validated()
     print(f"**Self-calibration**: {counts['questions']} questions written from the library "
@@ -219,6 +253,7 @@ def main() -> None:
         rows.append([held, f"{STRENGTHS[best]:g}", f"{aucs[0]:.3f}", f"{aucs[best]:.3f}"])
     print(markdown.table(["Left out", "Chosen on the others", "AUC without a prior", "AUC at that strength"], rows,
                          [False, True, True, True]))  # fmt: skip
+    print_shares(shares)
     print(machine.measured_on())
     if args.write_default:
         pooled(sets, None).write(args.write_default)
