@@ -96,15 +96,10 @@ def test_fingerprint_changes_with_the_llm_rules(monkeypatch):
     assert settings_fingerprint(Settings()) != base
 
 
-def test_fingerprint_changes_with_the_extractive_rules(monkeypatch):
+@pytest.mark.parametrize("rules", ["EXTRACTIVE_RULES", "ABSTENTION_RULES", "CONTEXT_RULES"])
+def test_fingerprint_changes_with_the_rules_an_answer_is_written_by(monkeypatch, rules):
     base = settings_fingerprint(Settings())
-    monkeypatch.setattr("evidenceqa.answer.cache.EXTRACTIVE_RULES", (findings,))
-    assert settings_fingerprint(Settings()) != base
-
-
-def test_fingerprint_changes_with_the_abstention_rules(monkeypatch):
-    base = settings_fingerprint(Settings())
-    monkeypatch.setattr("evidenceqa.answer.cache.ABSTENTION_RULES", (findings,))
+    monkeypatch.setattr(f"evidenceqa.answer.cache.{rules}", (findings,))
     assert settings_fingerprint(Settings()) != base
 
 

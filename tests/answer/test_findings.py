@@ -13,6 +13,7 @@ from evidenceqa.answer.findings import (
     asks_yes_or_no,
     direction_of,
     finding_weight,
+    is_preamble,
     is_tentative,
     polarity,
     verdict,
@@ -62,6 +63,26 @@ def test_a_finding_weighs_up_and_an_aim_method_or_background_down(
 ) -> None:
     weight = finding_weight(text, section)
     assert (weight > 0) if sign > 0 else (weight < 0), weight
+
+
+@pytest.mark.parametrize(
+    ("section", "preamble"),
+    [
+        (["Background"], True),
+        (["Summary of Background Data"], True),  # background, though it says summary
+        (["Patients and methods"], True),
+        (["Objective"], True),
+        (["Results"], False),
+        (["Conclusions"], False),
+        (["Results and discussion"], False),
+        (["Treatment"], False),  # a page's section says nothing of a study's plan
+        ([], False),
+    ],
+)
+def test_a_section_named_for_what_a_study_set_out_to_do_is_its_preamble(
+    section: list[str], preamble: bool
+) -> None:
+    assert is_preamble(section) is preamble
 
 
 def test_a_long_run_of_capitals_without_a_colon_is_weighed_at_once() -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,13 +17,10 @@ from evidenceqa.answer.abstain import CALIBRATION_FILE, FEATURES, Abstainer
 from evidenceqa.answer.cache import MemoryCache
 from evidenceqa.answer.engine import Engine
 from evidenceqa.answer.extractive import TEMPLATE_DOCUMENTS as TEMPLATE_PAGES
-from evidenceqa.answer.pipeline import announced_list
-from evidenceqa.chunking import ChunkingConfig, chunk_document
-from evidenceqa.documents import Document, Paragraph, Section
-from evidenceqa.library.catalogue import Catalogue
+from evidenceqa.answer.pipeline import Answerer
+from evidenceqa.chunking import ChunkingConfig
 from evidenceqa.library.ingest import Ingestor
 from evidenceqa.records import Answer
-from evidenceqa.retrieval.retriever import SearchResult
 from tests.answer.openai_server import OpenAIServer, answer, failure, llm_settings
 from tests.conftest import indexed_engine
 
@@ -192,27 +191,38 @@ def test_each_llm_claim_is_checked_against_the_passage_it_cites(
     assert problem is None or problem in (sentence.problem or ""), sentence.problem
 
 
+@contextmanager
+def home_of(tmp_path: Path, engine: Engine, documents: list[dict[str, Any]]) -> Iterator[Engine]:
+    """A home of its own holding `documents` (library JSONL rows), ingested and indexed."""
+    library = tmp_path / "lib.jsonl"
+    library.write_text("".join(json.dumps(document) + "\n" for document in documents), encoding="utf-8")
+    with Engine.open(engine.settings.model_copy(update={"home": tmp_path / "data"})) as home:
+        Ingestor(home.catalogue, ChunkingConfig()).ingest_file(library)
+        home.sync()
+        yield home
+
+
+def floor_answerer(home: Engine) -> Answerer:
+    """The home's answerer with the uncalibrated abstention floor: a library this small calibrates nothing."""
+    return replace(home.answerer(MemoryCache(16)), abstainer=Abstainer())
+
+
 def test_an_answers_sources_are_numbered_one_per_document_without_gaps(
     tmp_path: Path, engine: Engine
 ) -> None:
     """Whatever evidence numbers the LLM cites, the reader sees [1], [2], … in order of first use,
     one per document, in the stream as in the record."""
-    library = tmp_path / "lib.jsonl"
     review = {"doc_id": "pubmed-1", "title": None, "doc_type": "journal-abstract", "topics": ["Hair Removal"],
               "sections": [{"heading": "Results", "paragraphs": [
                   "Shaving the incision site before surgery increased surgical site infection."]},
                            {"heading": "Conclusions", "paragraphs": [
                   "Clipping hair before surgery did not increase surgical site infection."]}]}  # fmt: skip
     other = {"doc_id": "txa", "title": "Tranexamic acid", "sections": [{"paragraphs": [DOCS[2][2]]}]}
-    library.write_text(json.dumps(review) + "\n" + json.dumps(other) + "\n", encoding="utf-8")
-    with Engine.open(engine.settings.model_copy(update={"home": tmp_path / "data"})) as home:
-        Ingestor(home.catalogue, ChunkingConfig()).ingest_file(library)
-        home.sync()
-        with OpenAIServer() as server:
-            server.script(answer("Shaving increased infection [3]. ", "Clipping did not [2][1]. Nor [1-3]."))
-            deltas: list[str] = []
-            result = _llm(home, server).ask("Does shaving before surgery increase infection?",
-                                            on_delta=deltas.append)  # fmt: skip
+    with home_of(tmp_path, engine, [review, other]) as home, OpenAIServer() as server:
+        server.script(answer("Shaving increased infection [3]. ", "Clipping did not [2][1]. Nor [1-3]."))
+        deltas: list[str] = []
+        result = _llm(home, server).ask("Does shaving before surgery increase infection?",
+                                        on_delta=deltas.append)  # fmt: skip
     assert "".join(deltas) == result.answer
     numbers = [int(n) for n in re.findall(r"\[(\d+)\]", result.answer)]
     assert numbers[0] == 1 and set(numbers) == {c.n for c in result.citations} == set(
@@ -234,13 +244,8 @@ def test_a_yes_no_answer_hears_the_first_sources_conclusion_the_search_did_not_r
     study = {"doc_id": "pubmed-7", "title": "Shaving before spinal surgery", "doc_type": "journal-abstract",
              "sections": [{"heading": "Results", "paragraphs": [results]},
                           {"heading": "Conclusions", "paragraphs": [conclusion]}]}  # fmt: skip
-    library = tmp_path / "lib.jsonl"
-    library.write_text(json.dumps(study) + "\n", encoding="utf-8")
-    with Engine.open(engine.settings.model_copy(update={"home": tmp_path / "data"})) as home:
-        Ingestor(home.catalogue, ChunkingConfig()).ingest_file(library)
-        home.sync()
-        answerer = home.answerer(MemoryCache(16))
-        answerer = replace(answerer, abstainer=Abstainer())  # the floor: this library is one paper
+    with home_of(tmp_path, engine, [study]) as home:
+        answerer = floor_answerer(home)
         question = (
             "Does shaving the incision site before spinal surgery increase infection after spinal surgery?"
         )
@@ -252,6 +257,29 @@ def test_a_yes_no_answer_hears_the_first_sources_conclusion_the_search_did_not_r
         # Another kind of question keeps to the evidence ranked for it.
         listed = answerer.ask("What were the infection rates after shaving before spinal surgery?", k=1)
         assert conclusion not in listed.answer
+
+
+def test_a_study_the_search_found_by_its_methods_answers_with_its_conclusion(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """The search's one result (k=1) is a trial's Methods, which an answer never quotes: the answer
+    quotes the trial's Conclusions, read from the catalogue, rather than having nothing to say."""
+    methods = "Eighty-seven patients with trigeminal neuralgia were randomised to one or two isocentres."
+    conclusion = (
+        "Treating a longer length of nerve in radiosurgery for trigeminal neuralgia does not improve "
+        "pain relief but adds facial numbness."
+    )
+    study = {"doc_id": "pubmed-8", "title": "", "doc_type": "journal-abstract",
+             "sections": [{"heading": "Methods", "paragraphs": [methods]},
+                          {"heading": "Conclusions", "paragraphs": [conclusion]}]}  # fmt: skip
+    with home_of(tmp_path, engine, [study]) as home:
+        answerer = floor_answerer(home)
+        question = "Radiosurgery for trigeminal neuralgia with one or two isocentres: which is better?"
+        assert [r.chunk.body for r in answerer.retriever.search(question, k=1).results] == [methods]
+        result = answerer.ask(question, k=1, use_cache=False)
+
+    assert result.answer.startswith(conclusion), result.answer
+    assert [c.text for c in result.citations] == [conclusion]
 
 
 def test_a_sentence_ten_pages_carry_word_for_word_gives_way_to_what_the_page_says(
@@ -268,54 +296,7 @@ def test_a_sentence_ten_pages_carry_word_for_word_gives_way_to_what_the_page_say
              f"{own if n == 0 else f'People with {name} have short bones.'} {template}"]}]}
         for n, name in enumerate(conditions)
     ]  # fmt: skip
-    library = tmp_path / "lib.jsonl"
-    library.write_text("".join(json.dumps(page) + "\n" for page in pages), encoding="utf-8")
-    with Engine.open(engine.settings.model_copy(update={"home": tmp_path / "data"})) as home:
-        Ingestor(home.catalogue, ChunkingConfig()).ingest_file(library)
-        home.sync()
-        answerer = replace(home.answerer(MemoryCache(16)), abstainer=Abstainer())
-        result = answerer.ask("What are the signs or symptoms of achondrogenesis?", k=1)
+    with home_of(tmp_path, engine, pages) as home:
+        result = floor_answerer(home).ask("What are the signs or symptoms of achondrogenesis?", k=1)
 
     assert own in result.answer and template not in result.answer, result.answer
-
-
-LEAD_IN = (
-    "What are the signs and symptoms of Kerion celsi? The Human Phenotype Ontology provides the "
-    "following list of signs and symptoms for Kerion celsi."
-)
-TABLE = (
-    "Signs and Symptoms Approximate number of patients (when available) Painful boggy scalp swelling 90% "
-    "Hair loss over the swelling 90% Pustules 50% Enlarged neck lymph nodes 50% Fever 7.5% -"
-)
-
-
-FUNGAL = (
-    "Kerion celsi is a fungal infection of the scalp that causes a painful boggy swelling with pus and "
-    "hair loss, mostly in children, and it is treated with an antifungal medicine by mouth for weeks."
-)
-
-
-@pytest.mark.parametrize(
-    ("sections", "ranked", "read"),
-    [
-        ([[LEAD_IN, TABLE]], [0], [1]),  # the lead-in ranked first: the table after it is read
-        ([[LEAD_IN, TABLE]], [0, 1], []),  # already ranked
-        ([[FUNGAL, TABLE]], [0], []),  # the first announces nothing
-        ([[LEAD_IN], [TABLE]], [0], []),  # what follows is another section
-    ],
-)
-def test_a_list_the_first_chunk_announces_is_read_when_the_search_did_not_rank_it(
-    tmp_path: Path, sections: list[list[str]], ranked: list[int], read: list[int]
-) -> None:
-    page = Document(doc_id="gard-kerion", title="Kerion celsi", sections=[
-        Section(f"Part {n}", [Paragraph(p) for p in paragraphs]) for n, paragraphs in enumerate(sections)])  # fmt: skip
-    chunks = chunk_document(page, ChunkingConfig(max_words=40))
-    content = [c for c in chunks if c.hierarchy_level != "document"]
-    bodies = [p for paragraphs in sections for p in paragraphs]
-    assert [c.body for c in content] == bodies  # one chunk per paragraph
-    with Catalogue(tmp_path / "c.sqlite3") as catalogue:
-        with catalogue.transaction():
-            catalogue.put_document(page, chunks, page.content_hash(), "sig")
-        results = [SearchResult(rank, content[i], 1.0 / rank, {}) for rank, i in enumerate(ranked, 1)]
-
-        assert [c.body for c in announced_list(results, catalogue)] == [bodies[i] for i in read]

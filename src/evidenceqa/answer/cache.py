@@ -26,7 +26,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from evidenceqa.answer import abstain, citations, extractive, findings, prompt
+from evidenceqa.answer import abstain, citations, context, extractive, findings, prompt
 from evidenceqa.registry import MissingExtra
 from evidenceqa.retrieval import unknown
 from evidenceqa.text import sentences
@@ -43,6 +43,8 @@ ANSWER_FORMAT = 2  # 2: citations numbered by source (`citations.SourceNumbers`)
 # offline generator's rules, as the prompt is an LLM's, with how it cuts the evidence into sentences.
 # Its source is digested, so any release that changes it misses the answers cached before.
 EXTRACTIVE_RULES: tuple[ModuleType, ...] = (extractive, findings, citations, sentences)
+# Which chunks an answer hears beside the ranked evidence, whatever writes it: digested alike.
+CONTEXT_RULES: tuple[ModuleType, ...] = (context,)
 # The rules around the fitted abstention model (names the library never mentions, the floor):
 # digested alike, so a release that abstains on other questions misses the answers cached before.
 ABSTENTION_RULES: tuple[ModuleType, ...] = (abstain, unknown)
@@ -105,6 +107,7 @@ def settings_fingerprint(settings: BaseModel) -> str:
             "llm_rules": prompt.SYSTEM_PROMPT,
             "extractive_rules": _source_digest(EXTRACTIVE_RULES),
             "abstention_rules": _source_digest(ABSTENTION_RULES),
+            "context_rules": _source_digest(CONTEXT_RULES),
         }
     )
 

@@ -216,15 +216,24 @@ def finding_weight(text: str, section_path: Sequence[str] = ()) -> float:
     result = bool(_RESULT.search(text))
     if _METHOD.search(text.strip()) and not result:
         return -1.0
+    return (0.5 if result else 0.0) + _section_weight(section_path)
+
+
+def _section_weight(section_path: Sequence[str]) -> float:
+    """+0.5 in a section named for what a study found, -0.5 in one named for what it set out to do
+    (background, aim, methods), else 0."""
     section = " ".join(section_path)
-    weight = 0.5 if result else 0.0
     if _BACKGROUND.search(section):  # "Summary of Background Data" is background, not a summary
-        weight -= 0.5
-    elif _FINDING_SECTION.search(section):
-        weight += 0.5
-    elif _OTHER_SECTION.search(section):
-        weight -= 0.5
-    return weight
+        return -0.5
+    if _FINDING_SECTION.search(section):
+        return 0.5
+    return -0.5 if _OTHER_SECTION.search(section) else 0.0
+
+
+def is_preamble(section_path: Sequence[str]) -> bool:
+    """Whether a section is named for what a study set out to do rather than what it found: its
+    background, aim or methods."""
+    return _section_weight(section_path) < 0
 
 
 def _labelled(text: str, section_path: Sequence[str]) -> tuple[str, Sequence[str]]:

@@ -8,7 +8,6 @@ assembled here, once.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,10 +26,10 @@ from evidenceqa.answer.citations import (
     nearest_passages,
     unsupported_count,
 )
-from evidenceqa.answer.findings import asks_yes_or_no, is_conclusion
+from evidenceqa.answer.context import announced_list, first_conclusion
+from evidenceqa.answer.findings import asks_yes_or_no
 from evidenceqa.documents import Chunk
 from evidenceqa.index.base import Filters
-from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.records import Answer, Sentence
 from evidenceqa.retrieval.followup import FollowUps, Resolution
 from evidenceqa.retrieval.question import QuestionError, clean_question
@@ -38,11 +37,6 @@ from evidenceqa.retrieval.retriever import RetrievalOptions, Retriever, SearchRe
 from evidenceqa.text.sentences import body_sentences
 
 log = logging.getLogger(__name__)
-
-# A chunk that announces a list or table it may not hold: an NIH page's lead-in ("… provides the
-# following list of signs and symptoms for …"), "the table below", or a body that ends on a colon
-# ("Symptoms include the following:").
-_ANNOUNCES_LIST = re.compile(r"\bthe following list of\b|\bthe table below\b|:\s*$", re.IGNORECASE)
 
 # The stored record's generator column holds 200 characters.
 FALLBACK_MARK_CHARS = 200
@@ -61,42 +55,10 @@ class Pending:
     version: int
     cache_key: str | None  # None: the answer is not to be cached
     started: float
-    # Evidence the search did not rank but the answer must hear (`first_conclusion`).
+    # Evidence the search did not rank but the answer must hear (`answer.context`).
     context: list[Chunk] = field(default_factory=list)
     # How many documents carry each sentence of the evidence that more than one does.
     shared: dict[str, int] = field(default_factory=dict)
-
-
-def first_conclusion(results: Sequence[SearchResult], catalogue: Catalogue) -> list[Chunk]:
-    """For a yes/no question: the first source's conclusion when the search found none of it (a
-    Results chunk can match the question's words better than the Conclusions that say what the study
-    found as a whole, and the yes/no line must hear those). Its first chunk in a section named as a
-    conclusion; none when the document has no such section."""
-    if not results:
-        return []
-    first = results[0].chunk.doc_id
-    if any(r.chunk.doc_id == first and is_conclusion(r.chunk.section_path) for r in results):
-        return []
-    return next(([c] for c in catalogue.chunks(first) if is_conclusion(c.section_path)), [])
-
-
-def announced_list(results: Sequence[SearchResult], catalogue: Catalogue) -> list[Chunk]:
-    """The chunk after the first-ranked one when that one announces a list or table it does not hold
-    ("The Human Phenotype Ontology provides the following list of signs and symptoms for …", "…
-    include the following:") and the search did not rank the next: the list is what answers, and it
-    shares fewer of the question's words than its announcement does. None when the next chunk is of
-    another section."""
-    if not results or not _ANNOUNCES_LIST.search(results[0].chunk.body.strip()):
-        return []
-    top = results[0].chunk
-    after = catalogue.next_chunk(top)
-    if (
-        after is None
-        or after.section_path != top.section_path
-        or any(r.chunk.chunk_id == after.chunk_id for r in results)
-    ):
-        return []
-    return [after]
 
 
 def current(results: Sequence[SearchResult]) -> list[SearchResult]:
@@ -108,8 +70,8 @@ def current(results: Sequence[SearchResult]) -> list[SearchResult]:
 
 
 class AnswererOptions(RetrievalOptions, CacheOptions):
-    # How many retrieved chunks the generator sees as numbered evidence (a yes/no question's also sees
-    # its first source's conclusion, when none of it was retrieved: `first_conclusion`).
+    # How many retrieved chunks the generator sees as numbered evidence (with, where the answer needs
+    # it, its first source's conclusion when none of it was retrieved: `context.first_conclusion`).
     evidence_k: int = Field(8, ge=1, le=50)
     # USD per 1,000 tokens, for the cost of each answer; 0 for a local model. Azure prices are set by
     # the deployer (they depend on the resource and deployment), so they are configured here too.
@@ -190,10 +152,9 @@ class Answerer:
         response = self.retriever.search(resolved.question, k=k, filters=filters, temporal=question_years)
         # Read here: `finish` touches no catalogue.
         results = current(response.results)
-        context = (
-            first_conclusion(results, self.retriever.catalogue) if asks_yes_or_no(resolved.question) else []
-        )
-        context += announced_list(results, self.retriever.catalogue)
+        catalogue = self.retriever.catalogue
+        context = first_conclusion(results, catalogue, asks_yes_or_no(resolved.question))
+        context += announced_list(results, catalogue)
         chunks = [*(r.chunk for r in results), *context]
         found = self.retriever.catalogue.sentence_documents(
             s.text for c in chunks for s in body_sentences(c.body)
