@@ -628,6 +628,8 @@ def test_a_list_of_reference_numbers_does_not_open_a_sentence_before_any_word() 
         "For more information on scurvy, call the information line of the institute.",
         "These resources address the diagnosis or management of scurvy: - Gene Review - Testing Registry",
         "Check the list of clinical trials that are now accepting patients with scurvy.",
+        "More detailed information about the signs of scurvy can be accessed through Medscape Reference.",
+        "Detailed information on the symptoms of scurvy is available from GeneReviews.",
     ],
 )
 def test_a_sentence_that_points_elsewhere_is_never_quoted(generator, pointer):
@@ -640,6 +642,16 @@ def test_a_sentence_that_points_elsewhere_is_never_quoted(generator, pointer):
     )
 
     assert [s.text for s in draft.sentences] == [answer_sentence]
+
+
+def test_a_finding_about_where_information_was_reported_is_no_pointer(generator):
+    finding = "Information on the signs of scurvy is available from 12 of the 20 reports of patients."
+    draft = generator.generate(
+        "What are the signs and symptoms of scurvy?",
+        [Evidence(1, chunk("scurvy#1", finding, "Scurvy", 2020, ["Results"]), 1.0)],
+    )
+
+    assert [s.text for s in draft.sentences] == [finding]
 
 
 def test_a_page_s_navigation_still_says_which_page_the_question_is_about(generator):

@@ -106,7 +106,8 @@ _CITATION_DEBRIS = re.compile(
 # Sentences that point elsewhere instead of saying anything: a web page's links, and lead-ins to a
 # list the page holds elsewhere or not at all ("Click here to view a diagram of the eye.", "For more
 # information on breast cancer risk, call …", "These resources address the diagnosis or management
-# of …: - Gene Review …", "The Human Phenotype Ontology provides the following list of signs …").
+# of …: - Gene Review …", "The Human Phenotype Ontology provides the following list of signs …",
+# "More detailed information about the treatment of ARDS can be accessed through …").
 # Never quoted; still read wherever the evidence is judged (which sources are about the question;
 # `answerable_sentences`: abstention's signals, the library's own questions), since they name what
 # the page is about.
@@ -115,7 +116,10 @@ _NAVIGATION = re.compile(
     r"|^For (?:more|additional|further)(?: detailed)? information\b"
     r"|^(?:These|The following|Other) (?:resources|websites|organi[sz]ations|links)\b"
     r"|^(?:Check|See|Visit) the (?:lists?|websites?|pages?) of\b"
-    r"|^[^:]*\b(?:provides?|offers?|gives?) (?:the following|a) list of\b",
+    r"|^[^:]*\b(?:provides?|offers?|gives?) (?:the following|a) list of\b"
+    r"|^(?:More |Further |Additional )?(?:detailed |medical )?(?:information|details|(?:support )?resources)\b"
+    r"[^.]{0,200}?\b(?:can (?:also )?be (?:accessed|found|viewed|obtained) (?:through|from|on|at|in|via)"
+    r"|(?:is|are) available (?:through|from|on|at|via))\b(?!\s*\d)",  # not "from 12 of the 20 trials"
     re.IGNORECASE,
 )
 
