@@ -108,17 +108,27 @@ def test_yes_no_questions_are_told_from_open_ones() -> None:
 
 
 @pytest.mark.parametrize(
-    "request_",
+    "question",
     [
+        # A request for information put as a question.
         "Do you have information about Pacemakers and Implantable Defibrillators",
         "Can you tell me about tranexamic acid in hip replacement?",
         "could you please summarise ERAS for colorectal surgery",
         "Are there any guidelines on bridging anticoagulation?",
         "Is there any evidence on hair removal before surgery?",
+        # A choice between two, which a yes would not answer.
+        "Do I need an inguinal exploration, or can I open the hydrocele through the scrotum?",
+        "Can I eat normal food the next morning or do I have to wait until my bowels work?",
+        "Is vancomycin MIC creep happening everywhere, or should each hospital track its own?",
     ],
 )
-def test_a_request_for_information_put_as_a_question_is_no_yes_no_question(request_: str) -> None:
-    assert not asks_yes_or_no(request_)
+def test_a_request_or_a_choice_put_as_a_question_is_no_yes_no_question(question: str) -> None:
+    assert not asks_yes_or_no(question)
+
+
+def test_an_or_inside_one_question_keeps_it_yes_or_no() -> None:
+    assert asks_yes_or_no("Does shaving or clipping increase infection after spinal surgery?")
+    assert asks_yes_or_no("Is a drain needed after thyroid or parathyroid surgery?")
 
 
 @pytest.mark.parametrize(

@@ -138,6 +138,12 @@ _YES_NO = re.compile(
     re.I,
 )
 
+# A second question joined by "or": "…, or is there a group where a lobectomy is enough?".
+_ALTERNATIVE = re.compile(
+    r"\bor\s+(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|might|must|shall)\b",
+    re.I,
+)
+
 # A request for information put as a question ("Do you have information about ERAS?", "Can you tell
 # me about tranexamic acid in hip replacement?", "Are there any guidelines on …?") asks for what the
 # library holds, not for a yes or a no. "Do you have to stop aspirin …?" and "Is there evidence that
@@ -245,9 +251,12 @@ def _labelled(text: str, section_path: Sequence[str]) -> tuple[str, Sequence[str
 
 def asks_yes_or_no(question: str) -> bool:
     """Whether the question is answered by yes or no ("Does …?", "Can …?", "Is …?"), not a request
-    for information put as one ("Can you tell me about …?")."""
+    for information put as one ("Can you tell me about …?") nor a choice between two ("Do I need
+    an inguinal exploration, or can I open it through the scrotum?"), which a yes would not answer."""
     question = question.strip()
-    return bool(_YES_NO.search(question)) and not _REQUEST.match(question)
+    return (
+        bool(_YES_NO.search(question)) and not _REQUEST.match(question) and not _ALTERNATIVE.search(question)
+    )
 
 
 def polarity(text: str, question: str = "") -> str | None:
