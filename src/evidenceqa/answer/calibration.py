@@ -121,8 +121,7 @@ def calibrate(
     the budget was then overspent on new questions."""
     kinds = groups or [""] * len(fitting)
     labelled = [(s, kind) for s, kind in zip(fitting, kinds, strict=True) if s.found and s.label is not None]
-    x = [[s.signals[name] for name in FEATURES] for s, _ in labelled]
-    y = [bool(s.label) for s, _ in labelled]
+    x, y = verified_signals([s for s, _ in labelled])
     weights, bias = fit_towards(x, y, prior)
     model = Abstainer(weights, bias, 0.5, source)
     probabilities = out_of_fold(x, y, folds, prior)

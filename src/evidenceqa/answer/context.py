@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from evidenceqa.answer.findings import finding_weight, is_conclusion, is_preamble
+from evidenceqa.answer.extractive import answerable_sentences
+from evidenceqa.answer.findings import AIM_OR_METHOD, finding_weight, is_conclusion, is_preamble
 from evidenceqa.documents import Chunk
 from evidenceqa.library.catalogue import Catalogue
 from evidenceqa.retrieval.retriever import SearchResult
-from evidenceqa.text.sentences import body_sentences
 
 # A chunk that announces a list or table it may not hold: an NIH page's lead-in ("… provides the
 # following list of signs and symptoms for …"), "the table below", or a body that ends on a colon
@@ -44,11 +44,11 @@ def first_conclusion(results: Sequence[SearchResult], catalogue: Catalogue, yes_
 
 def _may_answer(chunk: Chunk) -> bool:
     """Whether the chunk may say what its source found: not a section named for its background, aim
-    or methods, and with a sentence that is not an aim or a method (`finding_weight` -1: the
-    extractive generator never quotes it)."""
+    or methods, and with a sentence that could stand in an answer and is not an aim or a method."""
     if is_preamble(chunk.section_path):
         return False
-    return any(finding_weight(s.text, chunk.section_path) > -1 for s in body_sentences(chunk.body))
+    sentences = answerable_sentences(chunk.body)
+    return any(finding_weight(s.text, chunk.section_path) > AIM_OR_METHOD for s in sentences)
 
 
 def announced_list(results: Sequence[SearchResult], catalogue: Catalogue) -> list[Chunk]:

@@ -20,6 +20,7 @@ import numpy as np
 from evidenceqa.answer.base import Draft, Evidence, Expansions, ReadsExpansions, abstention
 from evidenceqa.answer.citations import document_frequencies, idf
 from evidenceqa.answer.findings import (
+    AIM_OR_METHOD,
     Verdict,
     asks_yes_or_no,
     finding_weight,
@@ -276,7 +277,7 @@ class ExtractiveGenerator(ReadsExpansions):
             * (TEMPLATE_WEIGHT if candidates[i].templated else 1.0)
             for i, (w, s) in enumerate(zip(weights, similarities, strict=True))
             # A study's aim or method is never the answer, however well it matches the question.
-            if (w >= MIN_TERM_WEIGHT or s >= MIN_SIMILARITY) and candidates[i].finding > -1
+            if (w >= MIN_TERM_WEIGHT or s >= MIN_SIMILARITY) and candidates[i].finding > AIM_OR_METHOD
         }
         if not scores:
             return []

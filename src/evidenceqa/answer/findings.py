@@ -211,6 +211,8 @@ ECHO_SHARE = 0.5
 # A side needs this share of the votes, else the evidence is mixed.
 MAJORITY = 2 / 3
 CONCLUSION_VOTE = 2.0  # a conclusion's vote: what a study found as a whole outweighs a single result
+# `finding_weight` of a study's aim or method by its wording: never quoted as an answer.
+AIM_OR_METHOD = -1.0
 
 
 def finding_weight(text: str, section_path: Sequence[str] = ()) -> float:
@@ -218,10 +220,10 @@ def finding_weight(text: str, section_path: Sequence[str] = ()) -> float:
     background (-1), from its own wording and the section it stands in."""
     text, section_path = _labelled(text, section_path)
     if _NOT_A_FINDING.match(text.strip()):
-        return -1.0
+        return AIM_OR_METHOD
     result = bool(_RESULT.search(text))
     if _METHOD.search(text.strip()) and not result:
-        return -1.0
+        return AIM_OR_METHOD
     return (0.5 if result else 0.0) + _section_weight(section_path)
 
 
