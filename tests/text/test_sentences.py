@@ -105,3 +105,59 @@ def test_a_sentences_key_is_its_words_case_and_spacing_aside():
     assert sentence_key("The frequency may also be listed as a fraction.") != sentence_key(
         "The frequency may also be listed as a percentage."
     )
+
+
+def test_a_heading_run_into_its_sentence_is_a_piece_of_its_own():
+    # As NIH pages flattened to text write them (NIHSeniorHealth, PDQ): no line break after the heading.
+    body = (
+        "Common Symptoms The most common symptoms of a cataract are cloudy vision and glare. "
+        "Tests for Cataract Cataract is detected through a comprehensive eye exam. "
+        "Tests for Cataract - The visual acuity test is an eye chart test.\n\n"
+        "Stage IIIB Stage IIIB is divided into two sections. Stage II In stage II, the tumor has spread."
+    )
+    sentences = body_sentences(body)
+
+    assert [(s.text, s.heading) for s in sentences] == [
+        ("Common Symptoms", True),
+        ("The most common symptoms of a cataract are cloudy vision and glare.", False),
+        ("Tests for Cataract", True),
+        ("Cataract is detected through a comprehensive eye exam.", False),
+        ("Tests for Cataract", True),
+        ("The visual acuity test is an eye chart test.", False),
+        ("Stage IIIB", True),
+        ("Stage IIIB is divided into two sections.", False),
+        ("Stage II", True),
+        ("In stage II, the tumor has spread.", False),
+    ]
+    assert all(body[s.start : s.end] == s.text for s in sentences)
+
+
+def test_names_that_open_a_sentence_are_not_run_in_headings():
+    for sentence in (
+        "Medicare Part A beneficiaries had more chronic conditions in 2010 than in 2008.",
+        "The Selenium and Vitamin E Cancer Prevention Trial found no benefit.",
+        "The College of American Pathologists and the American College of Medical Genetics recommend against it.",
+        "CellTiter Glo and Caspase 3/7 Glo assays were used.",
+        "Depression (Beck Depression Index) improved.",
+        "Factor V Leiden thrombophilia is an inherited disorder.",
+    ):
+        assert [(s.text, s.heading) for s in body_sentences(sentence)] == [(sentence, False)]
+
+
+def test_a_list_said_again_without_its_markers_is_left_out():
+    body = (
+        "The most common symptoms are - cloudy or blurry vision - glare -- lights may appear too bright - "
+        "double vision. cloudy or blurry vision glare -- lights may appear too bright double vision. "
+        "See your doctor.\n\n- a lump in the breast - a change in its shape. a lump in the breast a change in its shape."
+    )
+    sentences = body_sentences(body)
+
+    assert [s.text for s in sentences] == [
+        "The most common symptoms are - cloudy or blurry vision - glare -- lights may appear too bright - double vision.",
+        "See your doctor.",
+        "a lump in the breast - a change in its shape.",
+    ]
+    assert all(body[s.start : s.end] == s.text for s in sentences)
+    # A list followed by other words in lower case is kept whole.
+    kept = "Risks include - bleeding - infection. bleeding is the commoner."
+    assert [s.text for s in body_sentences(kept)] == [kept]

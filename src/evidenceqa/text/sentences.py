@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 # The version of the rules `body_sentences` cuts by: the catalogue recounts its sentence statistics
 # when it changes.
-BODY_RULES_VERSION = 1
+BODY_RULES_VERSION = 2
 
 _ABBREVIATIONS = frozenset(
     """al e.g eg i.e ie etc fig figs vs approx ca cf dr drs prof mr mrs ms no nos vol pp ref refs
@@ -99,7 +99,8 @@ def body_sentences(body: str) -> list[BodySentence]:
     """The sentences of a chunk body, paragraph by paragraph. Paragraphs are split first because
     chunk bodies join them with blank lines, and a heading or metadata line without a full stop
     would otherwise run into the next sentence; within one, so are its list items and a heading
-    line (`_lines`). A list item's marker is no part of its sentence."""
+    line (`_lines`). A list item's marker is no part of its sentence; a heading run into the
+    sentence after it is a piece of its own, and a list said again without its markers is none."""
     found: list[BodySentence] = []
     cursor = 0
     for p, paragraph in enumerate(_PARAGRAPH_BREAK.split(body)):
@@ -110,8 +111,10 @@ def body_sentences(body: str) -> list[BodySentence]:
                     continue
                 start = body.index(text, cursor)
                 cursor = start + len(text)
-                heading = _is_title(text) and bool(_LINE_END.match(body, cursor))
-                found.append(BodySentence(text, start, cursor, p, heading))
+                for offset, piece, run_in in _pieces(text):
+                    end = start + offset + len(piece)
+                    heading = run_in or (_is_title(piece) and bool(_LINE_END.match(body, end)))
+                    found.append(BodySentence(piece, start + offset, end, p, heading))
     return found
 
 
@@ -151,6 +154,83 @@ def _is_title(line: str) -> bool:
         and bool(long_words)
         and all(w[0].isupper() for w in long_words)
     )
+
+
+# A heading run into the sentence after it, as pages flattened to text write them ("Common Symptoms
+# The most common symptoms of a cataract are …", "Stage IIIA In stage IIIA, the tumor …"): a
+# title-case run of words, then a word prose opens with or the heading's own words said again
+# ("Tests for Cataract Cataract is detected …"), then prose. "A"/"An" after a two-word run is
+# more often a name's letter ("Medicare Part A beneficiaries"), and a run that ends in an opener
+# or a small word is a name going on ("Vitamin E The Selenium and Vitamin E Cancer Prevention …").
+_OPENERS = frozenset(
+    "The A An There This These Those It If In When Most Many Some Your You Each Although As Several Other Once "
+    "After Before During".split()
+)
+_RUN_IN_MAX_WORDS = 12
+_WORD = re.compile(r"\S+")
+# A list said twice, the second time without its markers, as some NIH pages were flattened ("… are
+# - cloudy vision - glare. cloudy vision glare."): from the stop before the repeat.
+_REPEAT_START = re.compile(r"[.;:]\s+(?=[a-z])")
+
+
+def _pieces(sentence: str) -> list[tuple[int, str, bool]]:
+    """(offset, text, run-in heading) of what `sentence` holds: a heading run into it, then the
+    sentence itself without a list's markerless repeat."""
+    head = _run_in_heading(sentence)
+    pieces = [(0, sentence[:head], True)] if head else []
+    after = _ITEM_MARKERS.sub("", sentence[head:].lstrip())
+    offset = len(sentence) - len(after)
+    rest = sentence[offset:]
+    return [*pieces, (offset, rest[: _list_repeat(rest)].rstrip(), False)]
+
+
+def _run_in_heading(sentence: str) -> int:
+    """Where a heading run into the start of `sentence` ends; 0 if none does."""
+    words = list(_WORD.finditer(sentence))
+    texts = [w.group() for w in words]
+    for k in range(2, min(len(words) - 2, _RUN_IN_MAX_WORDS) + 1):
+        head, rest = texts[:k], texts[k:]
+        if rest[0] in ("-", "–") and len(rest) > 2:  # the heading of a list: "Tests for Cataract - The …"
+            rest = rest[1:]
+        if not _is_title(" ".join(head)) or any(not w.strip("-–") for w in head):
+            return 0  # a longer run is no title either (nor one with a list's dashes)
+        if not _can_end_heading(head) or not rest[0][0].isupper():
+            continue
+        said_again = rest[0].lower() == head[0].lower() or any(
+            [w.lower() for w in rest[:j]] == [w.lower() for w in head[-j:]] for j in range(1, k + 1)
+        )
+        opens = rest[0] in _OPENERS and (k > 2 or rest[0] not in ("A", "An"))
+        if (opens or said_again) and any(w[0].islower() for w in rest[1 : k + 2]):
+            return words[k - 1].end()
+    return 0
+
+
+def _can_end_heading(head: list[str]) -> bool:
+    """Whether a heading could stop after `head`: not on a small word, an opener, punctuation or
+    inside brackets ("Vitamin E The Selenium and …", "Depression (Beck …")."""
+    last = head[-1]
+    text = " ".join(head)
+    return not (
+        last[0].islower()
+        or last in _OPENERS
+        or last[-1] in ",;:.!?\"'”"
+        or text.count("(") != text.count(")")
+    )
+
+
+def _list_repeat(sentence: str) -> int:
+    """Where a markerless repeat of the list in `sentence` starts; its length if there is none."""
+    for stop in _REPEAT_START.finditer(sentence):
+        listed, repeat = sentence[: stop.start()], sentence[stop.end() :]
+        # The list's introduction is not repeated; a sentence that is a list item has none.
+        items = listed.split(" - ", 1)[-1]
+        if " - " in listed and _words(repeat) in (_words(items), _words(listed)):
+            return stop.start() + 1
+    return len(sentence)
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in text.lower().replace(".", " ").split() if w not in ("-", "–")]
 
 
 def sentence_key(sentence: str) -> int:
