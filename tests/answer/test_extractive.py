@@ -18,9 +18,9 @@ from evidenceqa.answer.extractive import (
     ExtractiveGenerator,
     _candidates,
     _of_sources_about_the_question,
+    _quoted,
     _sides,
     _term_weights,
-    _without_reference_marks,
     answerable_sentences,
     sentence_score,
 )
@@ -604,19 +604,19 @@ def test_a_list_of_reference_numbers_does_not_open_a_sentence_before_any_word() 
     # "… as reported elsewhere. 8, 9, 11, 12, 14 HCoV-OC43 and …": a list is references even before
     # a word in capitals; one number before one is a count.
     assert (
-        _without_reference_marks("8, 9, 11, 12, 14 HCoV-OC43 and HCoV-229E were the most common strains.")
+        _quoted("8, 9, 11, 12, 14 HCoV-OC43 and HCoV-229E were the most common strains.")
         == "HCoV-OC43 and HCoV-229E were the most common strains."
     )
-    assert _without_reference_marks("20 ICU beds were opened.") == "20 ICU beds were opened."
+    assert _quoted("20 ICU beds were opened.") == "20 ICU beds were opened."
     # The number of a point in the source's own list ("(4) … (5) …") is no part of the sentence.
     assert (
-        _without_reference_marks("(5) HAdV-55-induced severe ARDS has a very high mortality rate (80%).")
+        _quoted("(5) HAdV-55-induced severe ARDS has a very high mortality rate (80%).")
         == "HAdV-55-induced severe ARDS has a very high mortality rate (80%)."
     )
-    assert _without_reference_marks("(80%) of patients recovered.") == "(80%) of patients recovered."
+    assert _quoted("(80%) of patients recovered.") == "(80%) of patients recovered."
     # A DoS guard: a long run of numbers that no word follows is read at once.
     started = time.perf_counter()
-    assert _without_reference_marks("1, " * 5000 + "x") == "1, " * 4999 + "1, x"
+    assert _quoted("1, " * 5000 + "x") == "1, " * 4999 + "1, x"
     assert time.perf_counter() - started < 5
 
 
@@ -759,9 +759,29 @@ def test_a_list_item_without_a_full_stop_can_still_be_quoted() -> None:
 
 def test_the_sources_own_reference_marks_leave_no_gap_before_punctuation() -> None:
     # PMC text often has a space between a reference and the full stop: "15-45% [1] ." read "15-45% ."
-    assert (
-        _without_reference_marks("transmission is approximately 15-45% [1] .")
-        == "transmission is approximately 15-45%."
-    )
-    assert _without_reference_marks("within 14 days [11] , and [3, 4] ; then") == "within 14 days, and; then"
-    assert _without_reference_marks("as shown [2] (Table 1) [5-7].") == "as shown (Table 1)."
+    assert _quoted("transmission is approximately 15-45% [1] .") == "transmission is approximately 15-45%."
+    assert _quoted("within 14 days [11] , and [3, 4] ; then") == "within 14 days, and; then"
+    assert _quoted("as shown [2] (Table 1) [5-7].") == "as shown (Table 1)."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "quoted"),
+    [
+        (
+            "RESULTS: Hair clipped rather than shaved before surgery gave fewer infections.",
+            "Hair clipped rather than shaved before surgery gave fewer infections.",
+        ),
+        ("Conclusions: Clipping should replace shaving.", "Clipping should replace shaving."),
+        (
+            "Summary : Clipping is preferred to shaving before surgery.",
+            "Clipping is preferred to shaving before surgery.",
+        ),
+    ],
+)
+def test_an_answer_quotes_a_sentence_without_its_structured_abstract_label(generator, sentence, quoted):
+    # The label ("RESULTS:", as CORD-19 abstracts and MedlinePlus pages keep it in the text) is the
+    # source's layout, not its finding; the citation keeps the sentence verbatim.
+    evidence = [Evidence(1, chunk("hair#1", sentence, "Hair removal", 2020, ["Abstract"]), 1.0)]
+    draft = generator.generate("Should hair be clipped rather than shaved before surgery?", evidence)
+
+    assert [s.text for s in draft.sentences if not s.text.startswith("In short")] == [quoted]

@@ -28,6 +28,7 @@ from evidenceqa.answer.findings import (
     side_line,
     verdict,
     vote_weight,
+    without_label,
 )
 from evidenceqa.embeddings.base import Embedder
 from evidenceqa.evidence_types import PATIENT_INFORMATION, type_name
@@ -242,7 +243,7 @@ class ExtractiveGenerator(ReadsExpansions):
         if not chosen:
             draft = abstention(self.name)
         else:
-            sentences = [Sentence(_without_reference_marks(c.text), [c.n], supported=True, support=1.0)
+            sentences = [Sentence(_quoted(c.text), [c.n], supported=True, support=1.0)
                          for c in chosen]  # fmt: skip
             if asks_yes_or_no(question):
                 # Derived by rule from the findings it cites, which follow it verbatim.
@@ -395,11 +396,14 @@ def _source_ranks(candidates: list[_Candidate]) -> dict[str, int]:
     return rank
 
 
-def _without_reference_marks(text: str) -> str:
-    """The source's own numbered references ("… 14 days [11] ,", a superscript's number before or
-    after the sentence) removed: in an answer, [n] must always mean our evidence n, and no stray
-    number may read as a count. The citation keeps the verbatim text for highlighting."""
-    return _TRAILING_REFERENCE.sub("", _LEADING_REFERENCE.sub("", _REFERENCE_MARK.sub("", text).strip()))
+def _quoted(text: str) -> str:
+    """What an answer quotes of a sentence: without the source's own numbered references ("… 14 days
+    [11] ,", a superscript's number before or after the sentence), since in an answer [n] must
+    always mean our evidence n and no stray number may read as a count, and without a
+    structured-abstract label ("RESULTS: …"), which the answer's grouping by source replaces. The
+    citation keeps the verbatim text for highlighting."""
+    text = _TRAILING_REFERENCE.sub("", _LEADING_REFERENCE.sub("", _REFERENCE_MARK.sub("", text).strip()))
+    return without_label(text)
 
 
 def _candidates(evidence: Sequence[Evidence]) -> list[_Candidate]:

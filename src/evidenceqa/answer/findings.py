@@ -66,10 +66,11 @@ _OTHER_SECTION = re.compile(
 )
 _BACKGROUND = re.compile(r"\b(?:background|introduction|importance)\b", re.I)
 # A structured abstract's label kept in its sentence ("OBJECTIVE: To assess …", "Conclusions: …",
-# as CORD-19 abstracts read): a section of its own, more precise than the chunk's.
+# as CORD-19 abstracts read; "Summary : …", as MedlinePlus pages): a section of its own, more precise
+# than the chunk's.
 _SENTENCE_LABEL = re.compile(
     r"^((?:[A-Z]{2,}(?:\s+(?:&|[A-Z]{2,}))*)|Background|Objectives?|Aims?|Purpose|Methods?|Design|Setting"
-    r"|Results?|Findings|Conclusions?|Interpretation|Importance|Context|Introduction|Discussion|Summary):\s+(?=\S)"
+    r"|Results?|Findings|Conclusions?|Interpretation|Importance|Context|Introduction|Discussion|Summary)\s?:\s+(?=\S)"
 )
 # A stated absence of effect: the evidence says no to "does X …?". A negated auxiliary or modal
 # ("cannot be relied upon", "will not be able to"; not "is not only", nor the uncertain "may or may
@@ -242,6 +243,11 @@ def is_preamble(section_path: Sequence[str]) -> bool:
     """Whether a section is named for what a study set out to do rather than what it found: its
     background, aim or methods."""
     return _section_weight(section_path) < 0
+
+
+def without_label(text: str) -> str:
+    """The sentence without its structured-abstract label ("RESULTS: …"): what an answer quotes of it."""
+    return _labelled(text, ())[0]
 
 
 def _labelled(text: str, section_path: Sequence[str]) -> tuple[str, Sequence[str]]:
