@@ -126,6 +126,38 @@ def test_a_request_or_a_choice_put_as_a_question_is_no_yes_no_question(question:
     assert not asks_yes_or_no(question)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "DDAVP ok for haemophilia B?",
+        "pre-op statin -> less POAF after CABG?",
+        "nCoV RNA detectable in blood - predicts severe disease?",
+        "Necrotizing fasciitis: an indication for hyperbaric oxygenation therapy?",
+        "Acute respiratory distress syndrome in children with malignancy--can we predict outcome?",
+        "Assessment of carotid stenosis before coronary bypass surgery. Is it always necessary?",
+    ],
+)
+def test_a_question_put_without_its_auxiliary_is_yes_or_no(question: str) -> None:
+    # Clinicians' shorthand and papers' titles ask whether without "does" or "is" where a sentence
+    # would have it.
+    assert asks_yes_or_no(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "G6PD deficiency - what triggers haemolysis?",
+        "HIT - typical onset after starting heparin, how many days?",
+        "emergency laparotomy - APACHE II pre-op or on ICU admission for risk stratification?",
+        "orchidopexy age testicular atrophy intra-abdominal vs inguinal testis",
+        "CVP?",
+        "Stroke risk?",
+    ],
+)
+def test_shorthand_that_asks_what_or_offers_a_choice_is_no_yes_no_question(question: str) -> None:
+    assert not asks_yes_or_no(question)
+
+
 def test_an_or_inside_one_question_keeps_it_yes_or_no() -> None:
     assert asks_yes_or_no("Does shaving or clipping increase infection after spinal surgery?")
     assert asks_yes_or_no("Is a drain needed after thyroid or parathyroid surgery?")

@@ -139,6 +139,13 @@ _YES_NO = re.compile(
     re.I,
 )
 
+# A question put without its auxiliary, as clinicians shorthand one ("DDAVP ok for haemophilia B?",
+# "pre-op statin -> less POAF after CABG?") and paper titles pose one ("Necrotizing fasciitis: an
+# indication for hyperbaric oxygenation?"), asks whether, unless it asks what, which, how … or
+# offers a choice ("APACHE II pre-op or on ICU admission?"). A word or two ("CVP?") names a topic.
+_SHORTHAND_MIN_WORDS = 3
+_ASKS_WHAT = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|\bor\b", re.I)
+
 # A second question joined by "or": "…, or is there a group where a lobectomy is enough?".
 _ALTERNATIVE = re.compile(
     r"\bor\s+(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|might|must|shall)\b",
@@ -258,12 +265,20 @@ def _labelled(text: str, section_path: Sequence[str]) -> tuple[str, Sequence[str
 
 
 def asks_yes_or_no(question: str) -> bool:
-    """Whether the question is answered by yes or no ("Does …?", "Can …?", "Is …?"), not a request
+    """Whether the question is answered by yes or no ("Does …?", "Can …?", "Is …?", "DDAVP ok for
+    haemophilia B?"), not a request
     for information put as one ("Can you tell me about …?") nor a choice between two ("Do I need
     an inguinal exploration, or can I open it through the scrotum?"), which a yes would not answer."""
     question = question.strip()
+    shorthand = (
+        question.endswith("?")
+        and len(question.split()) >= _SHORTHAND_MIN_WORDS
+        and not _ASKS_WHAT.search(question)
+    )
     return (
-        bool(_YES_NO.search(question)) and not _REQUEST.match(question) and not _ALTERNATIVE.search(question)
+        bool(_YES_NO.search(question) or shorthand)
+        and not _REQUEST.match(question)
+        and not _ALTERNATIVE.search(question)
     )
 
 
