@@ -93,6 +93,7 @@ _NEGATED = re.compile(
     r"|\b(?:failed to|neither|unrelated|no longer|not statistically|unable to|insufficient|inadequate(?:ly)?"
     r"|unreliable|inaccurate|ineffective|unnecessary|unlikely|none of|not all)\b"
     r"|\b(?:appears?|appeared|seems?|seemed) not\b"
+    r"|\b(?:casts?|raises?|raised) (?:\w+ )?doubts? (?:on|about|over)\b"
     r"|\blimited (?:[\w-]+ ){0,1}(?:ability|value|role|benefit|effect|utility|accuracy|usefulness|impact)\b"
     r"|\bpoor(?:ly)? (?:[\w-]+ ){0,1}(?:predictive|predictor|predicts?|correlat\w*|agreement|sensitivity"
     r"|specificity|accuracy|reliability|performance)\b"
