@@ -158,6 +158,16 @@ def test_a_list_said_again_without_its_markers_is_left_out():
         "a lump in the breast - a change in its shape.",
     ]
     assert all(body[s.start : s.end] == s.text for s in sentences)
+    # A list's last item run into the next sentence without a stop ends where that sentence opens.
+    body = (
+        "It can cause - Permanent damage to the lung - Damage to other organs from too little oxygen "
+        "If a clot is large, it can cause death. It protects against the hepatitis A virus - in adults."
+    )
+    assert [s.text for s in body_sentences(body)] == [
+        "It can cause - Permanent damage to the lung - Damage to other organs from too little oxygen",
+        "If a clot is large, it can cause death.",
+        "It protects against the hepatitis A virus - in adults.",
+    ]
     # A list followed by other words in lower case is kept whole.
     kept = "Risks include - bleeding - infection. bleeding is the commoner."
     assert [s.text for s in body_sentences(kept)] == [kept]

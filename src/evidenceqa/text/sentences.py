@@ -167,6 +167,9 @@ _OPENERS = frozenset(
     "After Before During".split()
 )
 _RUN_IN_MAX_WORDS = 12
+# A sentence's opening word after the last item of a list, lower case before it: the item ended
+# there. Not "A"/"An", which name a variant as often ("the hepatitis A virus").
+_LIST_RUNS_ON = re.compile(rf"(?<=[a-z0-9)]) (?=(?:{'|'.join(sorted(_OPENERS - {'A', 'An'}))}) [a-z])")
 _WORD = re.compile(r"\S+")
 # A list said twice, the second time without its markers, as some NIH pages were flattened ("… are
 # - cloudy vision - glare. cloudy vision glare."): from the stop before the repeat.
@@ -175,13 +178,17 @@ _REPEAT_START = re.compile(r"[.;:]\s+(?=[a-z])")
 
 def _pieces(sentence: str) -> list[tuple[int, str, bool]]:
     """(offset, text, run-in heading) of what `sentence` holds: a heading run into it, then the
-    sentence itself without a list's markerless repeat."""
+    sentence itself without a list's markerless repeat, cut where its list runs into the next."""
     head = _run_in_heading(sentence)
     pieces = [(0, sentence[:head], True)] if head else []
     after = _ITEM_MARKERS.sub("", sentence[head:].lstrip())
     offset = len(sentence) - len(after)
-    rest = sentence[offset:]
-    return [*pieces, (offset, rest[: _list_repeat(rest)].rstrip(), False)]
+    rest = after[: _list_repeat(after)].rstrip()
+    end = _list_end(rest)
+    pieces.append((offset, rest[:end], False))
+    if end < len(rest):
+        pieces.append((offset + end + 1, rest[end + 1 :], False))
+    return pieces
 
 
 def _run_in_heading(sentence: str) -> int:
@@ -227,6 +234,15 @@ def _list_repeat(sentence: str) -> int:
         if " - " in listed and _words(repeat) in (_words(items), _words(listed)):
             return stop.start() + 1
     return len(sentence)
+
+
+def _list_end(sentence: str) -> int:
+    """Where the list in `sentence` ends when its last item runs into the next sentence without a
+    stop ("… - Damage to other organs from not getting enough oxygen If a clot is large, …", as
+    MedlinePlus pages were flattened); its length if it does not."""
+    last_item = sentence.rfind(" - ")
+    found = _LIST_RUNS_ON.search(sentence, last_item + 3) if last_item >= 0 else None
+    return found.start() if found else len(sentence)
 
 
 def _words(text: str) -> list[str]:
