@@ -205,7 +205,10 @@ def test_a_question_addressed_to_anyone_is_still_yes_or_no(question: str) -> Non
         ("Image manipulations are unlikely to be detected by dentists.", "no"),
         ("None of the proposed clinical identifiers have been validated.", "no"),
         ("All five predictive models have limited ability to risk-stratify patients.", "no"),
-        ("The results of this study cast doubt on the suggested advantage of HBO in reducing mortality.", "no"),
+        (
+            "The results of this study cast doubt on the suggested advantage of HBO in reducing mortality.",
+            "no",
+        ),
         ("Symptoms had a poor predictive value for COPD.", "no"),
         # Knowledge or agreement stated to be low.
         ("Family doctors have little awareness of the costs of medical care.", "no"),
