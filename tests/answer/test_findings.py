@@ -132,6 +132,7 @@ def test_a_request_or_a_choice_put_as_a_question_is_no_yes_no_question(question:
         "DDAVP ok for haemophilia B?",
         "pre-op statin -> less POAF after CABG?",
         "nCoV RNA detectable in blood - predicts severe disease?",
+        "RALP vs open RRP - IL-6 / CRP response lower with the robot?",
         "Necrotizing fasciitis: an indication for hyperbaric oxygenation therapy?",
         "Acute respiratory distress syndrome in children with malignancy--can we predict outcome?",
         "Assessment of carotid stenosis before coronary bypass surgery. Is it always necessary?",
@@ -152,6 +153,8 @@ def test_a_question_put_without_its_auxiliary_is_yes_or_no(question: str) -> Non
         "orchidopexy age testicular atrophy intra-abdominal vs inguinal testis",
         "CVP?",
         "Stroke risk?",
+        "Clipping versus shaving?",
+        "GK for trigeminal neuralgia - 1 vs 2 isocentres?",
     ],
 )
 def test_shorthand_that_asks_what_or_offers_a_choice_is_no_yes_no_question(question: str) -> None:

@@ -143,9 +143,13 @@ _YES_NO = re.compile(
 # A question put without its auxiliary, as clinicians shorthand one ("DDAVP ok for haemophilia B?",
 # "pre-op statin -> less POAF after CABG?") and paper titles pose one ("Necrotizing fasciitis: an
 # indication for hyperbaric oxygenation?"), asks whether, unless it asks what, which, how … or
-# offers a choice ("APACHE II pre-op or on ICU admission?"). A word or two ("CVP?") names a topic.
+# offers a choice ("APACHE II pre-op or on ICU admission?", "Clipping versus shaving?", "GK - 1 vs 2
+# isocentres?"; not a comparison that its last clause asks a yes/no of: "RALP vs open RRP - CRP
+# response lower with the robot?"). A word or two ("CVP?") names a topic.
 _SHORTHAND_MIN_WORDS = 3
 _ASKS_WHAT = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|\bor\b", re.I)
+_LAST_CLAUSE = re.compile(r".*(?:\s[-–—]+\s|:\s|->)")
+_VERSUS = re.compile(r"\b(?:vs|versus)\b", re.I)
 
 # A second question joined by "or": "…, or is there a group where a lobectomy is enough?".
 _ALTERNATIVE = re.compile(
@@ -275,6 +279,7 @@ def asks_yes_or_no(question: str) -> bool:
         question.endswith("?")
         and len(question.split()) >= _SHORTHAND_MIN_WORDS
         and not _ASKS_WHAT.search(question)
+        and not _VERSUS.search(_LAST_CLAUSE.sub("", question, count=1))
     )
     return (
         bool(_YES_NO.search(question) or shorthand)
