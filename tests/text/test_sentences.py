@@ -1,4 +1,15 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
 from evidenceqa.text.sentences import body_sentences, ends_sentence, sentence_key, split_sentences
+
+# Phrases the sentence rules react to (run-in headings, openers, list dashes, a list's repeat),
+# so random texts of them reach the rules' corners.
+PIECES = [
+    "Common Symptoms", "The most common symptoms are", "- cloudy vision", "- glare", "cloudy vision glare",
+    "Tests for Cataract", "Cataract is found", "Stage IIIB", "In stage IIIB, it spread", "If a clot is large",
+    "the hepatitis A virus", "Depression (Beck", ".", ",", ":", "-", "–", "\n", "\n\n", "x",
+]  # fmt: skip
 
 
 def test_splits_at_sentence_ends_only():
@@ -171,3 +182,12 @@ def test_a_list_said_again_without_its_markers_is_left_out():
     # A list followed by other words in lower case is kept whole.
     kept = "Risks include - bleeding - infection. bleeding is the commoner."
     assert [s.text for s in body_sentences(kept)] == [kept]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=60))
+def test_body_sentences_are_located_exactly_in_any_text(words: list[str]) -> None:
+    body = " ".join(words)
+    sentences = body_sentences(body)
+
+    assert all(s.text and body[s.start : s.end] == s.text for s in sentences)
+    assert [s.start for s in sentences] == sorted(s.start for s in sentences)
