@@ -785,3 +785,31 @@ def test_an_answer_quotes_a_sentence_without_its_structured_abstract_label(gener
     draft = generator.generate("Should hair be clipped rather than shaved before surgery?", evidence)
 
     assert [s.text for s in draft.sentences if not s.text.startswith("In short")] == [quoted]
+
+
+HERPES = "What are the symptoms of herpes labialis?"
+
+
+def test_a_sentence_that_goes_on_from_another_does_not_open_its_source():
+    # "Others develop …" means nothing before the sentence it followed in its page.
+    first = "Some people infected with the virus of herpes labialis never notice it."
+    goes_on = "But others develop symptoms of herpes labialis, painful cold sores around the lips."
+    page = replace(
+        chunk("herpes#1", f"{first} {goes_on}", "Cold sores", 2020, []), evidence_type="patient-information"
+    )
+    embedder = FixedSimilarityEmbedder({first: 0.7, goes_on: 0.9})
+
+    chosen = ExtractiveGenerator(embedder)._choose(HERPES, _candidates([Evidence(1, page, 0.9)]))
+    assert [c.text for c in chosen] == [first, goes_on]
+
+
+def test_a_sentence_that_goes_on_leads_when_the_next_one_reads_on_from_it():
+    goes_on = "Also, symptoms of herpes labialis can start with tingling around the lips."
+    then = "Painful cold sores of herpes labialis appear a day later."
+    page = replace(
+        chunk("herpes#1", f"{goes_on} {then}", "Cold sores", 2020, []), evidence_type="patient-information"
+    )
+    embedder = FixedSimilarityEmbedder({goes_on: 0.9, then: 0.7})
+
+    chosen = ExtractiveGenerator(embedder)._choose(HERPES, _candidates([Evidence(1, page, 0.9)]))
+    assert [c.text for c in chosen] == [goes_on, then]

@@ -128,6 +128,15 @@ _NAVIGATION = re.compile(
 # A question is never an answer: the headings of a Q&A page ("How might scurvy be treated?", which
 # matches a question about it better than the answer below it does) and a study's research questions.
 _QUESTION = re.compile(r"\?[\"'”’)\]]*$")
+# A sentence that goes on from the one before it in its source ("But others develop …", "Also, …",
+# "Other risk factors include …", "Moreover, …", "Second, …"; not "Second pancreas survival …"):
+# alone, it reads as an answer's start only after another sentence of its source. Not "However",
+# "Therefore", "In contrast" …, which as often open the finding itself ("However,
+# tricompartmental replacement significantly affected …").
+_GOES_ON = re.compile(
+    r"^(?:(?:But|Also|Others?|Then)\b"
+    r"|(?:Second(?:ly)?|Third(?:ly)?|Similarly|Likewise|In addition|Additionally|Moreover|Furthermore),)"
+)
 
 # A bracketed reference list: [11], [3, 4], [5-7], [12–14]; with the space before it, and the one
 # after it where punctuation follows ("15-45% [1] ." reads "15-45%.").
@@ -377,12 +386,19 @@ def _with_first_conclusion(
 def _by_source(chosen: list[int], scores: dict[int, float], candidates: list[_Candidate]) -> list[_Candidate]:
     """The chosen candidates grouped by source in retrieval order (which judges a whole source better
     than one sentence does); within a study's or a guideline's source its findings first, then the
-    rest, each best first; within patient information, best first."""
+    rest, each best first; within patient information, best first. A sentence that goes on from
+    the one before it comes after the rest of its source, unless the sentence after it is quoted
+    too, so that the two read on ("Also, if a large bone breaks, fat … can travel through the
+    blood." before "If the fat reaches the lungs, …")."""
     rank = _source_ranks(candidates)
+    quoted = {(candidates[i].rank, candidates[i].index) for i in chosen}
 
-    def place(i: int) -> tuple[int, bool, float]:
+    def place(i: int) -> tuple[int, bool, bool, float]:
         candidate = candidates[i]
-        return rank[candidate.doc_id], candidate.reports_findings and candidate.finding <= 0, -scores[i]
+        non_finding = candidate.reports_findings and candidate.finding <= 0
+        read_on = (candidate.rank, candidate.index + 1) in quoted
+        goes_on = bool(_GOES_ON.match(candidate.text)) and not read_on
+        return rank[candidate.doc_id], non_finding, goes_on, -scores[i]
 
     return [candidates[i] for i in sorted(chosen, key=place)]
 
