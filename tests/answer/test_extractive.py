@@ -787,29 +787,31 @@ def test_an_answer_quotes_a_sentence_without_its_structured_abstract_label(gener
     assert [s.text for s in draft.sentences if not s.text.startswith("In short")] == [quoted]
 
 
-HERPES = "What are the symptoms of herpes labialis?"
-
-
-def test_a_sentence_that_goes_on_from_another_does_not_open_its_source():
-    # "Others develop …" means nothing before the sentence it followed in its page.
-    first = "Some people infected with the virus of herpes labialis never notice it."
-    goes_on = "But others develop symptoms of herpes labialis, painful cold sores around the lips."
+@pytest.mark.parametrize(
+    ("before", "after", "similarities"),
+    [
+        # "But others develop …" means nothing before the sentence it followed in its page, however
+        # well it matches the question.
+        (
+            "Some people infected with the virus of herpes labialis never notice it.",
+            "But others develop symptoms of herpes labialis, painful cold sores around the lips.",
+            (0.7, 0.9),
+        ),
+        # "Also, …" leads where it matches best when the sentence after it is quoted and reads on.
+        (
+            "Also, symptoms of herpes labialis can start with tingling around the lips.",
+            "Painful cold sores of herpes labialis appear a day later.",
+            (0.9, 0.7),
+        ),
+    ],
+)
+def test_a_sentence_that_goes_on_from_another_does_not_open_its_source(before, after, similarities):
     page = replace(
-        chunk("herpes#1", f"{first} {goes_on}", "Cold sores", 2020, []), evidence_type="patient-information"
+        chunk("herpes#1", f"{before} {after}", "Cold sores", 2020, []), evidence_type="patient-information"
     )
-    embedder = FixedSimilarityEmbedder({first: 0.7, goes_on: 0.9})
+    embedder = FixedSimilarityEmbedder(dict(zip((before, after), similarities, strict=True)))
 
-    chosen = ExtractiveGenerator(embedder)._choose(HERPES, _candidates([Evidence(1, page, 0.9)]))
-    assert [c.text for c in chosen] == [first, goes_on]
-
-
-def test_a_sentence_that_goes_on_leads_when_the_next_one_reads_on_from_it():
-    goes_on = "Also, symptoms of herpes labialis can start with tingling around the lips."
-    then = "Painful cold sores of herpes labialis appear a day later."
-    page = replace(
-        chunk("herpes#1", f"{goes_on} {then}", "Cold sores", 2020, []), evidence_type="patient-information"
+    chosen = ExtractiveGenerator(embedder)._choose(
+        "What are the symptoms of herpes labialis?", _candidates([Evidence(1, page, 0.9)])
     )
-    embedder = FixedSimilarityEmbedder({goes_on: 0.9, then: 0.7})
-
-    chosen = ExtractiveGenerator(embedder)._choose(HERPES, _candidates([Evidence(1, page, 0.9)]))
-    assert [c.text for c in chosen] == [goes_on, then]
+    assert [c.text for c in chosen] == [before, after]
