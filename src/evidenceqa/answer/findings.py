@@ -148,7 +148,7 @@ _YES_NO = re.compile(
 # response lower with the robot?"). A word or two ("CVP?") names a topic.
 _SHORTHAND_MIN_WORDS = 3
 _ASKS_WHAT = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|\bor\b", re.I)
-_LAST_CLAUSE = re.compile(r".*(?:\s[-–—]+\s|:\s|->)")
+_CLAUSE_BREAK = re.compile(r"\s[-–—]+\s|:\s|->")
 _VERSUS = re.compile(r"\b(?:vs|versus)\b", re.I)
 
 # A second question joined by "or": "…, or is there a group where a lobectomy is enough?".
@@ -279,7 +279,7 @@ def asks_yes_or_no(question: str) -> bool:
         question.endswith("?")
         and len(question.split()) >= _SHORTHAND_MIN_WORDS
         and not _ASKS_WHAT.search(question)
-        and not _VERSUS.search(_LAST_CLAUSE.sub("", question, count=1))
+        and not _VERSUS.search(_CLAUSE_BREAK.split(question)[-1])
     )
     return (
         bool(_YES_NO.search(question) or shorthand)
