@@ -1,7 +1,13 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evidenceqa.text.sentences import body_sentences, ends_sentence, sentence_key, split_sentences
+from evidenceqa.text.sentences import (
+    BodySentence,
+    body_sentences,
+    ends_sentence,
+    sentence_key,
+    split_sentences,
+)
 
 # Phrases the sentence rules react to (run-in headings, openers, list dashes, a list's repeat),
 # so random texts of them reach the rules' corners.
@@ -10,6 +16,13 @@ PIECES = [
     "Tests for Cataract", "Cataract is found", "Stage IIIB", "In stage IIIB, it spread", "If a clot is large",
     "the hepatitis A virus", "Depression (Beck", ".", ",", ":", "-", "–", "\n", "\n\n", "x",
 ]  # fmt: skip
+
+
+def located(body: str) -> list[BodySentence]:
+    """`body_sentences(body)`, each checked to stand exactly where it says in the body."""
+    sentences = body_sentences(body)
+    assert all(s.text and body[s.start : s.end] == s.text for s in sentences)
+    return sentences
 
 
 def test_splits_at_sentence_ends_only():
@@ -79,9 +92,8 @@ def test_body_sentences_are_located_exactly():
         "Hair removal before surgery and surgical site infection\n\n"
         "Clipping, not shaving, should be used when hair must be removed. Shaving  raised infection rates."
     )
-    sentences = body_sentences(body)
+    sentences = located(body)
 
-    assert all(body[s.start : s.end] == s.text for s in sentences)
     assert sentences[0].text == "Hair removal before surgery and surgical site infection"
     assert [s.paragraph for s in sentences] == [0, 1, 1]
 
@@ -94,7 +106,7 @@ def test_list_items_and_heading_lines_are_sentences_of_their_own():
         "\n\nStage I Testicular Cancer\n Treatment depends on the type: - Surgery. - Radiation therapy."
         "\n\nPositive skin test: This \n means the body was infected."
     )
-    sentences = body_sentences(body)
+    sentences = located(body)
 
     assert [s.text for s in sentences] == [
         "Key Points",
@@ -105,7 +117,6 @@ def test_list_items_and_heading_lines_are_sentences_of_their_own():
         "Radiation therapy.",
         "Positive skin test: This \n means the body was infected.",
     ]
-    assert all(body[s.start : s.end] == s.text for s in sentences)
     assert [s.paragraph for s in sentences] == [0, 0, 0, 1, 1, 1, 2]
 
 
@@ -126,9 +137,8 @@ def test_a_heading_run_into_its_sentence_is_a_piece_of_its_own():
         "Tests for Cataract - The visual acuity test is an eye chart test.\n\n"
         "Stage IIIB Stage IIIB is divided into two sections. Stage II In stage II, the tumor has spread."
     )
-    sentences = body_sentences(body)
 
-    assert [(s.text, s.heading) for s in sentences] == [
+    assert [(s.text, s.heading) for s in located(body)] == [
         ("Common Symptoms", True),
         ("The most common symptoms of a cataract are cloudy vision and glare.", False),
         ("Tests for Cataract", True),
@@ -140,7 +150,6 @@ def test_a_heading_run_into_its_sentence_is_a_piece_of_its_own():
         ("Stage II", True),
         ("In stage II, the tumor has spread.", False),
     ]
-    assert all(body[s.start : s.end] == s.text for s in sentences)
 
 
 def test_names_that_open_a_sentence_are_not_run_in_headings():
@@ -161,33 +170,32 @@ def test_a_list_said_again_without_its_markers_is_left_out():
         "double vision. cloudy or blurry vision glare -- lights may appear too bright double vision. "
         "See your doctor.\n\n- a lump in the breast - a change in its shape. a lump in the breast a change in its shape."
     )
-    sentences = body_sentences(body)
 
-    assert [s.text for s in sentences] == [
+    assert [s.text for s in located(body)] == [
         "The most common symptoms are - cloudy or blurry vision - glare -- lights may appear too bright - double vision.",
         "See your doctor.",
         "a lump in the breast - a change in its shape.",
     ]
-    assert all(body[s.start : s.end] == s.text for s in sentences)
-    # A list's last item run into the next sentence without a stop ends where that sentence opens.
+    # A list followed by other words in lower case is kept whole.
+    kept = "Risks include - bleeding - infection. bleeding is the commoner."
+    assert [s.text for s in located(kept)] == [kept]
+
+
+def test_a_list_run_into_the_next_sentence_ends_where_that_sentence_opens():
+    # MedlinePlus pages flattened to text: the last item has no stop; "A" names a variant as often.
     body = (
         "It can cause - Permanent damage to the lung - Damage to other organs from too little oxygen "
         "If a clot is large, it can cause death. It protects against the hepatitis A virus - in adults."
     )
-    assert [s.text for s in body_sentences(body)] == [
+    assert [s.text for s in located(body)] == [
         "It can cause - Permanent damage to the lung - Damage to other organs from too little oxygen",
         "If a clot is large, it can cause death.",
         "It protects against the hepatitis A virus - in adults.",
     ]
-    # A list followed by other words in lower case is kept whole.
-    kept = "Risks include - bleeding - infection. bleeding is the commoner."
-    assert [s.text for s in body_sentences(kept)] == [kept]
 
 
 @given(st.lists(st.sampled_from(PIECES), max_size=60))
 def test_body_sentences_are_located_exactly_in_any_text(words: list[str]) -> None:
-    body = " ".join(words)
-    sentences = body_sentences(body)
+    sentences = located(" ".join(words))
 
-    assert all(s.text and body[s.start : s.end] == s.text for s in sentences)
     assert [s.start for s in sentences] == sorted(s.start for s in sentences)
