@@ -391,13 +391,14 @@ def _by_source(chosen: list[int], scores: dict[int, float], candidates: list[_Ca
     too, so that the two read on ("Also, if a large bone breaks, fat … can travel through the
     blood." before "If the fat reaches the lungs, …")."""
     rank = _source_ranks(candidates)
-    quoted = {(candidates[i].rank, candidates[i].index) for i in chosen}
+    places = {(candidates[i].rank, candidates[i].index) for i in chosen}  # (chunk, sentence) chosen
 
     def place(i: int) -> tuple[int, bool, bool, float]:
         candidate = candidates[i]
         non_finding = candidate.reports_findings and candidate.finding <= 0
-        read_on = (candidate.rank, candidate.index + 1) in quoted
-        goes_on = bool(_GOES_ON.match(candidate.text)) and not read_on
+        read_on = (candidate.rank, candidate.index + 1) in places
+        # Read as quoted: a leading reference mark or label would hide the opening word.
+        goes_on = bool(_GOES_ON.match(_quoted(candidate.text))) and not read_on
         return rank[candidate.doc_id], non_finding, goes_on, -scores[i]
 
     return [candidates[i] for i in sorted(chosen, key=place)]

@@ -147,7 +147,7 @@ _YES_NO = re.compile(
 # isocentres?"; not a comparison that its last clause asks a yes/no of: "RALP vs open RRP - CRP
 # response lower with the robot?"). A word or two ("CVP?") names a topic.
 _SHORTHAND_MIN_WORDS = 3
-_ASKS_WHAT = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|\bor\b", re.I)
+_NOT_WHETHER = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how|or)\b", re.I)
 _CLAUSE_BREAK = re.compile(r"\s[-–—]+\s|:\s|->")
 _VERSUS = re.compile(r"\b(?:vs|versus)\b", re.I)
 
@@ -271,14 +271,14 @@ def _labelled(text: str, section_path: Sequence[str]) -> tuple[str, Sequence[str
 
 def asks_yes_or_no(question: str) -> bool:
     """Whether the question is answered by yes or no ("Does …?", "Can …?", "Is …?", "DDAVP ok for
-    haemophilia B?"), not a request
-    for information put as one ("Can you tell me about …?") nor a choice between two ("Do I need
-    an inguinal exploration, or can I open it through the scrotum?"), which a yes would not answer."""
+    haemophilia B?"), not a request for information put as one ("Can you tell me about …?") nor a
+    choice between two ("Do I need an inguinal exploration, or can I open it through the scrotum?"),
+    which a yes would not answer."""
     question = question.strip()
     shorthand = (
         question.endswith("?")
         and len(question.split()) >= _SHORTHAND_MIN_WORDS
-        and not _ASKS_WHAT.search(question)
+        and not _NOT_WHETHER.search(question)
         and not _VERSUS.search(_CLAUSE_BREAK.split(question)[-1])
     )
     return (
